@@ -1,0 +1,41 @@
+# coordbench — every target bootstraps uv (python3 -m pip install uv) and runs through `uv run`.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+UV_BIN := $(shell command -v uv 2>/dev/null)
+ifeq ($(UV_BIN),)
+UV := python3 -m uv
+else
+UV := $(UV_BIN)
+endif
+RUN := $(UV) run --locked
+
+.PHONY: help uv sync test lint format typecheck pytest bench
+
+help: ## Show this help
+	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
+
+uv: ## Install uv if it is missing
+	@$(UV) --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
+
+sync: uv ## Create .venv from uv.lock (all dependency groups)
+	@$(UV) sync --locked --all-groups --quiet
+
+test: lint typecheck pytest ## Lint, type-check and run the test suite
+
+lint: sync ## ruff check + ruff format --check
+	$(RUN) ruff check src tests benchmarks
+	$(RUN) ruff format --check src tests benchmarks
+
+format: sync ## Apply ruff fixes and formatting
+	$(RUN) ruff check --fix src tests benchmarks
+	$(RUN) ruff format src tests benchmarks
+
+typecheck: sync ## pyright (strict on src/)
+	$(RUN) pyright
+
+pytest: sync ## Run the tests
+	$(RUN) pytest
+
+bench: sync ## Run the benchmarks and write docs/benchmarks.md
+	$(RUN) python benchmarks/run.py

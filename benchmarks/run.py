@@ -1,0 +1,61 @@
+"""Run every benchmark and write docs/benchmarks.md (machine, date, figures)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import platform
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks import instrumentation_overhead
+
+OUT = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
+
+
+def machine() -> str:
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        mem_kb = next(
+            int(line.split()[1])
+            for line in Path("/proc/meminfo").read_text().splitlines()
+            if line.startswith("MemTotal")
+        )
+        memory = f"{mem_kb / 1024 / 1024:.0f} GiB"
+    except (OSError, StopIteration):
+        memory = "unknown memory"
+    return (
+        f"{cpu}, {os.cpu_count()} cores, {memory}; {platform.system()} {platform.release()}; "
+        f"Python {platform.python_version()}"
+    )
+
+
+def main() -> None:
+    sections = [instrumentation_overhead.report(instrumentation_overhead.run())]
+    header = [
+        "# Benchmarks",
+        "",
+        "Written by `make bench` (`benchmarks/run.py`); every figure below comes from one run of that command.",
+        "Ratios compare measurements taken in the same run; absolute figures on this shared machine vary by "
+        "±40% between runs.",
+        "",
+        f"- Date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}",
+        f"- Machine: {machine()}",
+        "",
+    ]
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text("\n".join(header) + "\n\n".join(sections) + "\n")
+    print(OUT.read_text())
+
+
+if __name__ == "__main__":
+    main()

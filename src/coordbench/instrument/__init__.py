@@ -1,0 +1,29 @@
+"""Drop-in OpenTelemetry instrumentation for A2A agents (a2a-sdk 1.3).
+
+::
+
+    from coordbench.instrument import A2AInstrumentor
+    A2AInstrumentor().instrument()          # or: opentelemetry-instrument python agent.py
+
+Every A2A call becomes a CLIENT span in the caller and a SERVER span in the callee, linked
+across processes by W3C trace context; :func:`tool_step`, :func:`llm_step` and
+:func:`host_step` mark an agent's own work; :func:`with_trace_extensions` declares the
+traceability and timestamp extensions on an agent card.
+"""
+
+from coordbench.instrument._instrumentor import A2AInstrumentor
+from coordbench.instrument._server import TracedExecutor
+from coordbench.instrument.card import trace_extensions, with_trace_extensions
+from coordbench.instrument.steps import StepHandle, StepSpan, host_step, llm_step, tool_step
+
+__all__ = [
+    "A2AInstrumentor",
+    "StepHandle",
+    "StepSpan",
+    "TracedExecutor",
+    "host_step",
+    "llm_step",
+    "tool_step",
+    "trace_extensions",
+    "with_trace_extensions",
+]

@@ -1,0 +1,199 @@
+"""Client side: one CLIENT span per A2A call made through an a2a-sdk ``Client``.
+
+``BaseClient`` is the transport-independent client every ``ClientFactory`` builds, so its
+methods are the one place that sees every call, streaming or not, over JSON-RPC, REST or
+gRPC, against 1.0 and 0.3 agents. The span covers a streamed response until its last event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from a2a.client import ClientCallContext
+from a2a.types import SendMessageRequest, StreamResponse
+from opentelemetry import context as otel_context
+from opentelemetry import propagate, trace
+from opentelemetry.instrumentation.utils import is_instrumentation_enabled
+from opentelemetry.trace import Span, SpanKind
+
+from coordbench import semconv
+from coordbench.instrument._internal import internal_errors
+from coordbench.instrument._peer import Peer, peer_of
+from coordbench.instrument._record import CallRecord, await_through, stream_through
+from coordbench.instrument._state import STATE, current_server_call
+
+__all__ = ["CLIENT_METHODS", "ClientMethod", "wrap_stream", "wrap_unary"]
+
+_TRACE_EXTENSIONS = (semconv.TRACEABILITY_EXTENSION_URI, semconv.TIMESTAMP_EXTENSION_URI)
+
+
+@dataclass(frozen=True, slots=True)
+class ClientMethod:
+    """One ``BaseClient`` method we trace, with its A2A method names."""
+
+    attr: str
+    wire: str
+    wire_v03: str
+    stream: bool = False
+
+
+SEND_MESSAGE = ClientMethod("send_message", "SendMessage", "message/send", stream=True)
+CLIENT_METHODS = (
+    SEND_MESSAGE,
+    ClientMethod("get_task", "GetTask", "tasks/get"),
+    ClientMethod("cancel_task", "CancelTask", "tasks/cancel"),
+    ClientMethod("list_tasks", "ListTasks", "ListTasks"),
+    ClientMethod("subscribe", "SubscribeToTask", "tasks/resubscribe", stream=True),
+    ClientMethod("get_extended_agent_card", "GetExtendedAgentCard", "agent/getAuthenticatedExtendedCard"),
+    ClientMethod(
+        "create_task_push_notification_config", "CreateTaskPushNotificationConfig", "tasks/pushNotificationConfig/set"
+    ),
+    ClientMethod(
+        "get_task_push_notification_config", "GetTaskPushNotificationConfig", "tasks/pushNotificationConfig/get"
+    ),
+    ClientMethod(
+        "list_task_push_notification_configs", "ListTaskPushNotificationConfigs", "tasks/pushNotificationConfig/list"
+    ),
+    ClientMethod(
+        "delete_task_push_notification_config",
+        "DeleteTaskPushNotificationConfig",
+        "tasks/pushNotificationConfig/delete",
+    ),
+)
+
+
+def _is_streaming(client: Any) -> bool:
+    config = getattr(client, "_config", None)
+    card = getattr(client, "_card", None)
+    return bool(getattr(config, "streaming", False)) and bool(card is not None and card.capabilities.streaming)
+
+
+_EXTENSIONS_VALUE = ",".join(sorted(_TRACE_EXTENSIONS))
+
+
+def _merge_extensions(existing: str | None) -> str:
+    if not existing:
+        return _EXTENSIONS_VALUE
+    uris = {u.strip() for u in existing.split(",") if u.strip()}
+    uris.update(_TRACE_EXTENSIONS)
+    return ",".join(sorted(uris))
+
+
+class _ClientCall(CallRecord):
+    """The CLIENT span of one call and what it learns from the response."""
+
+    __slots__ = ("ctx", "span")
+
+    def __init__(self, client: Any, method: ClientMethod, streaming: bool, request: Any) -> None:
+        super().__init__(is_send=method is SEND_MESSAGE, streaming=streaming)
+        peer: Peer = peer_of(client)
+        wire = method.wire_v03 if peer.protocol_version == "0.3" and peer.binding == "JSONRPC" else method.wire
+        if self.is_send and streaming:
+            wire = "message/stream" if wire == "message/send" else "SendStreamingMessage"
+        attrs: dict[str, Any] = dict(peer.attributes)
+        attrs[semconv.A2A_METHOD] = wire
+        attrs[semconv.A2A_STREAMING] = streaming
+        caller = current_server_call()
+        if caller is not None:
+            attrs[semconv.A2A_CALLER_NAME] = caller.agent_name
+        name = self.request_attributes(attrs, request, wire, peer.name)
+        tracer = STATE.tracer
+        assert tracer is not None  # noqa: S101 - callers check STATE.tracer first
+        self.span: Span = tracer.start_span(name, kind=SpanKind.CLIENT, attributes=attrs)
+        self.ctx = trace.set_span_in_context(self.span)
+
+    def prepare(self, request: Any, context: ClientCallContext | None) -> tuple[Any, ClientCallContext]:
+        """The request and call context to send: trace context in headers (and message metadata)."""
+        carrier: dict[str, str] = {}
+        propagate.inject(carrier, context=self.ctx)
+        params: dict[str, str] = dict(context.service_parameters or {}) if context is not None else {}
+        params.update(carrier)
+        if STATE.request_extensions:
+            params[semconv.EXTENSIONS_HEADER] = _merge_extensions(params.get(semconv.EXTENSIONS_HEADER))
+        new_context = (
+            ClientCallContext(service_parameters=params)
+            if context is None
+            else context.model_copy(update={"service_parameters": params})
+        )
+        if self.is_send and STATE.propagate_in_metadata and isinstance(request, SendMessageRequest):
+            copy = SendMessageRequest()
+            copy.CopyFrom(request)
+            copy.message.metadata.update(carrier)
+            request = copy
+        return request, new_context
+
+    def observe_event(self, event: Any) -> bool:
+        """Learn from one ``StreamResponse`` or unary result; ``True`` when the call is over."""
+        if isinstance(event, StreamResponse):
+            kind = event.WhichOneof("payload")
+            return self.observe(getattr(event, kind)) if kind is not None else not self.streaming
+        return self.observe(event)
+
+    def enter(self) -> object:
+        """Make the span current."""
+        return otel_context.attach(self.ctx)
+
+    def leave(self, token: object) -> None:
+        """Undo :meth:`enter`."""
+        otel_context.detach(token)  # pyright: ignore[reportArgumentType]
+
+    def fail_with(self, exc: BaseException) -> None:
+        """Record ``exc`` on the span."""
+        self.fail(self.span, exc)
+
+    def finish(self) -> None:
+        """End the span (once)."""
+        if self.end(self.span):
+            self.span.end()
+
+
+def _active() -> bool:
+    return STATE.tracer is not None and is_instrumentation_enabled()
+
+
+def _split(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[Any, ClientCallContext | None, dict[str, Any]]:
+    rest = dict(kwargs)
+    request = args[0] if args else rest.pop("request", None)
+    context = rest.pop("context", None)
+    return request, context, rest
+
+
+def wrap_stream(method: ClientMethod) -> Callable[..., AsyncIterator[Any]]:
+    """A wrapt wrapper for a streaming ``BaseClient`` method (``send_message``, ``subscribe``)."""
+
+    async def wrapper(
+        wrapped: Callable[..., AsyncIterator[Any]], instance: Any, args: Any, kwargs: Any
+    ) -> AsyncIterator[Any]:
+        if not _active():
+            async for event in wrapped(*args, **kwargs):
+                yield event
+            return
+        call: _ClientCall | None = None
+        with internal_errors("starting a client span"):
+            request, context, rest = _split(args, kwargs)
+            call = _ClientCall(instance, method, _is_streaming(instance), request)
+            request, context = call.prepare(request, context)
+            args, kwargs = (request,), {**rest, "context": context}
+        async for event in stream_through(wrapped(*args, **kwargs), call):
+            yield event
+
+    return wrapper
+
+
+def wrap_unary(method: ClientMethod) -> Callable[..., Awaitable[Any]]:
+    """A wrapt wrapper for a unary ``BaseClient`` method (``get_task``, ``cancel_task``...)."""
+
+    async def wrapper(wrapped: Callable[..., Awaitable[Any]], instance: Any, args: Any, kwargs: Any) -> Any:
+        if not _active():
+            return await wrapped(*args, **kwargs)
+        call: _ClientCall | None = None
+        with internal_errors("starting a client span"):
+            request, context, rest = _split(args, kwargs)
+            call = _ClientCall(instance, method, False, request)
+            request, context = call.prepare(request, context)
+            args, kwargs = (request,), {**rest, "context": context}
+        return await await_through(wrapped(*args, **kwargs), call)
+
+    return wrapper

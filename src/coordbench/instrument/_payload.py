@@ -1,0 +1,87 @@
+"""Reading A2A protobuf payloads cheaply: text size, token estimates, task states, metadata."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from a2a.types import Artifact, Message, Part, TaskState
+
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "FINAL_STATES",
+    "artifacts_chars",
+    "estimate_tokens",
+    "message_chars",
+    "parts_chars",
+    "task_state_name",
+]
+
+CHARS_PER_TOKEN = 4
+"""The usual rule of thumb for English text with BPE tokenizers (OpenAI's guidance)."""
+
+_TERMINAL_PREFIX = "TASK_STATE_"
+
+FINAL_STATES = frozenset(
+    {
+        TaskState.TASK_STATE_COMPLETED,
+        TaskState.TASK_STATE_FAILED,
+        TaskState.TASK_STATE_CANCELED,
+        TaskState.TASK_STATE_REJECTED,
+        TaskState.TASK_STATE_INPUT_REQUIRED,
+        TaskState.TASK_STATE_AUTH_REQUIRED,
+    }
+)
+"""States after which a task sends no more events for the current request (terminal or interrupted)."""
+
+
+def task_state_name(state: int) -> str:
+    """A task state as A2A 0.3 spells it: ``completed``, ``input-required``...
+
+    Args:
+        state: A ``TaskState`` enum value.
+
+    Returns:
+        The lower-case, hyphenated name; ``unknown`` for values the SDK does not know.
+    """
+    try:
+        name = TaskState.Name(state)  # pyright: ignore[reportArgumentType]
+    except ValueError:
+        return "unknown"
+    return name.removeprefix(_TERMINAL_PREFIX).lower().replace("_", "-")
+
+
+def parts_chars(parts: Iterable[Part]) -> int:
+    """Characters of text (and bytes of non-text parts) in message or artifact parts."""
+    total = 0
+    for part in parts:
+        kind = part.WhichOneof("content")
+        if kind == "text":
+            total += len(part.text)
+        elif kind is not None:
+            total += part.ByteSize()
+    return total
+
+
+def message_chars(message: Message) -> int:
+    """Characters of text (and bytes of non-text parts) in a message."""
+    return parts_chars(message.parts)
+
+
+def artifacts_chars(artifacts: Iterable[Artifact]) -> int:
+    """Characters in the parts of ``artifacts``."""
+    return sum(parts_chars(a.parts) for a in artifacts)
+
+
+def estimate_tokens(chars: int) -> int:
+    """Estimate a token count from a character count (``ceil(chars / 4)``)."""
+    return -(-chars // CHARS_PER_TOKEN)
+
+
+def struct_get_str(struct: Any, key: str) -> str | None:
+    """A string value from a protobuf ``Struct`` (message metadata), or ``None``."""
+    fields = struct.fields
+    if key not in fields:
+        return None
+    value = fields[key]
+    return value.string_value if value.WhichOneof("kind") == "string_value" else None

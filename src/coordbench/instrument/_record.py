@@ -1,0 +1,217 @@
+"""What a traced A2A call learns from its request and response, shared by client and server spans."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable
+from typing import Any, Protocol
+
+from a2a.types import Message, SendMessageRequest, Task, TaskArtifactUpdateEvent, TaskState, TaskStatusUpdateEvent
+from opentelemetry.trace import Span, Status, StatusCode
+
+from coordbench import semconv
+from coordbench.instrument import _payload
+from coordbench.instrument._errors import record_error
+from coordbench.instrument._internal import internal_errors
+
+__all__ = ["CallRecord", "TracedCall", "aclose", "await_through", "stream_through"]
+
+
+class CallRecord:
+    """Bookkeeping for one A2A call, seen from either end.
+
+    Subclasses own the span; this class turns the request, the response events and a
+    failure into span attributes and a status.
+    """
+
+    __slots__ = (
+        "chars_out",
+        "context_id",
+        "done",
+        "events",
+        "failed",
+        "is_send",
+        "response_size",
+        "state",
+        "streaming",
+        "task_id",
+    )
+
+    def __init__(self, *, is_send: bool, streaming: bool) -> None:
+        self.is_send = is_send
+        self.streaming = streaming
+        self.context_id = ""
+        self.task_id = ""
+        self.state: int | None = None
+        self.events = 0
+        self.response_size = 0
+        self.chars_out = 0
+        self.failed = False
+        self.done = False
+
+    def request_attributes(self, attrs: dict[str, Any], request: Any, wire: str, agent: str) -> str:
+        """Add what the request says to ``attrs``; returns the span name."""
+        if self.is_send and isinstance(request, SendMessageRequest):
+            message = request.message
+            attrs[semconv.GEN_AI_OPERATION_NAME] = semconv.OPERATION_INVOKE_AGENT
+            attrs[semconv.A2A_MESSAGE_ID] = message.message_id
+            attrs[semconv.A2A_REQUEST_SIZE] = request.ByteSize()
+            attrs[semconv.GEN_AI_USAGE_INPUT_TOKENS] = _payload.estimate_tokens(_payload.message_chars(message))
+            self.context_id = message.context_id
+            self.task_id = message.task_id
+            return f"{semconv.OPERATION_INVOKE_AGENT} {agent}"
+        task_id = getattr(request, "id", None) or getattr(request, "task_id", None)
+        if isinstance(task_id, str) and task_id:
+            self.task_id = task_id
+        return f"{wire} {agent}"
+
+    def observe(self, event: Any) -> bool:
+        """Learn ids, state and sizes from one response object (Task, Message or update event).
+
+        Returns:
+            Whether it is the last event of the call: a message, a task or status update in a
+            terminal or interrupted state, or anything at all when the call does not stream.
+        """
+        if isinstance(event, Task):
+            self.task_id, self.context_id, self.state = event.id, event.context_id, event.status.state
+            chars = _payload.artifacts_chars(event.artifacts)
+            if event.status.HasField("message"):
+                chars += _payload.message_chars(event.status.message)
+        elif isinstance(event, TaskStatusUpdateEvent):
+            self.task_id, self.context_id, self.state = event.task_id, event.context_id, event.status.state
+            chars = _payload.message_chars(event.status.message) if event.status.HasField("message") else 0
+        elif isinstance(event, Message):
+            self.context_id = event.context_id or self.context_id
+            self.task_id = event.task_id or self.task_id
+            chars = _payload.message_chars(event)
+        elif isinstance(event, TaskArtifactUpdateEvent):
+            self.task_id = event.task_id or self.task_id
+            chars = _payload.parts_chars(event.artifact.parts)
+        else:
+            return not self.streaming
+        self.events += 1
+        self.response_size += event.ByteSize()
+        self.chars_out += chars
+        if not self.streaming or isinstance(event, Message):
+            return True
+        return not isinstance(event, TaskArtifactUpdateEvent) and self.state in _payload.FINAL_STATES
+
+    def fail(self, span: Span, exc: BaseException) -> None:
+        """Record ``exc`` as the call's failure."""
+        self.failed = True
+        record_error(span, exc)
+
+    def end(self, span: Span) -> bool:
+        """Put the outcome on ``span`` (once); returns ``False`` if it was already done."""
+        if self.done:
+            return False
+        self.done = True
+        if not span.is_recording():
+            return True
+        attrs: dict[str, Any] = {}
+        if self.context_id:
+            attrs[semconv.GEN_AI_CONVERSATION_ID] = self.context_id
+        if self.task_id:
+            attrs[semconv.A2A_TASK_ID] = self.task_id
+        if self.state is not None:
+            attrs[semconv.A2A_TASK_STATE] = _payload.task_state_name(self.state)
+        if self.is_send:
+            attrs[semconv.A2A_RESPONSE_SIZE] = self.response_size
+            attrs[semconv.A2A_RESPONSE_EVENTS] = self.events
+            attrs[semconv.GEN_AI_USAGE_OUTPUT_TOKENS] = _payload.estimate_tokens(self.chars_out)
+            attrs[semconv.A2A_USAGE_ESTIMATED] = True
+        if not self.failed and self.state == TaskState.TASK_STATE_FAILED:
+            attrs[semconv.ERROR_TYPE] = semconv.ERROR_TASK_FAILED
+            span.set_status(Status(StatusCode.ERROR, "the agent reported the task as failed"))
+        span.set_attributes(attrs)
+        return True
+
+
+class TracedCall(Protocol):
+    """What :func:`stream_through` needs from a client call or a server request."""
+
+    def enter(self) -> object:
+        """Make the call's context current; returns what :meth:`leave` needs to undo it."""
+        ...
+
+    def leave(self, token: object) -> None:
+        """Undo :meth:`enter`."""
+        ...
+
+    def observe_event(self, event: Any) -> bool:
+        """Learn from one event; ``True`` when it is the last."""
+        ...
+
+    def fail_with(self, exc: BaseException) -> None:
+        """Record a failure."""
+        ...
+
+    def finish(self) -> None:
+        """End the call's span (idempotent)."""
+        ...
+
+
+async def aclose(generator: Any) -> None:
+    """Close an async generator (anything with ``aclose``)."""
+    close = getattr(generator, "aclose", None)
+    if close is not None:
+        await close()
+
+
+async def stream_through(inner: AsyncIterator[Any], call: TracedCall | None) -> AsyncIterator[Any]:
+    """Yield ``inner``'s events, each produced inside ``call``'s context, and account for them.
+
+    The context is entered only around each step of ``inner``, never across a ``yield``, so the
+    consumer's code between events runs in its own context. The span ends at the final event:
+    callers usually stop iterating there, and an abandoned generator is only closed when it is
+    collected. A consumer that stops early (``aclose``) ends the span without an error.
+
+    Args:
+        inner: The wrapped async iterator (an a2a-sdk stream).
+        call: The call to account to; ``None`` passes the events through untouched.
+    """
+    if call is None:
+        async for event in inner:
+            yield event
+        return
+    try:
+        while True:
+            token = call.enter()
+            try:
+                event = await anext(inner)
+            except StopAsyncIteration:
+                break
+            finally:
+                call.leave(token)
+            with internal_errors("recording a response event"):
+                if call.observe_event(event):
+                    call.finish()
+            yield event
+    except GeneratorExit:
+        raise
+    except BaseException as exc:
+        call.fail_with(exc)
+        raise
+    finally:
+        await aclose(inner)
+        with internal_errors("ending a span"):
+            call.finish()
+
+
+async def await_through(work: Awaitable[Any], call: TracedCall | None) -> Any:
+    """Await ``work`` (a unary call) inside ``call``'s context and account for its result or failure."""
+    if call is None:
+        return await work
+    token = call.enter()
+    try:
+        result = await work
+    except BaseException as exc:
+        call.fail_with(exc)
+        raise
+    else:
+        with internal_errors("recording a response"):
+            call.observe_event(result)
+    finally:
+        call.leave(token)
+        with internal_errors("ending a span"):
+            call.finish()
+    return result

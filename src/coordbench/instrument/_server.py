@@ -1,0 +1,290 @@
+"""Server side: one SERVER span per A2A request an a2a-sdk request handler serves.
+
+The span is opened in the request handler (``DefaultRequestHandler`` and
+``LegacyRequestHandler``), where both the HTTP headers (``ServerCallContext.state``) and the
+parsed message are at hand, so the parent comes from ``traceparent`` in the headers, else
+from the message metadata. The agent's executor runs in a copy of the handler's context,
+so everything the agent does becomes a descendant of the span; the executor also holds the
+span open until it returns, even when it outlives the handler.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, cast
+
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events import EventQueue
+from opentelemetry import context as otel_context
+from opentelemetry import propagate, trace
+from opentelemetry.context import Context
+from opentelemetry.instrumentation.utils import is_instrumentation_enabled
+from opentelemetry.trace import SpanKind
+
+from coordbench import semconv
+from coordbench.instrument import _payload
+from coordbench.instrument._errors import record_error
+from coordbench.instrument._internal import internal_errors
+from coordbench.instrument._record import CallRecord, await_through, stream_through
+from coordbench.instrument._state import STATE, ServerCall, current_server_call, reset_server_call, set_server_call
+
+__all__ = ["SERVER_METHODS", "ServerMethod", "TracedExecutor", "wrap_executor_run", "wrap_stream", "wrap_unary"]
+
+
+@dataclass(frozen=True, slots=True)
+class ServerMethod:
+    """One request-handler method we trace."""
+
+    attr: str
+    wire: str
+    stream: bool = False
+    is_send: bool = False
+
+
+SERVER_METHODS = (
+    ServerMethod("on_message_send", "SendMessage", is_send=True),
+    ServerMethod("on_message_send_stream", "SendStreamingMessage", stream=True, is_send=True),
+    ServerMethod("on_get_task", "GetTask"),
+    ServerMethod("on_list_tasks", "ListTasks"),
+    ServerMethod("on_cancel_task", "CancelTask"),
+    ServerMethod("on_subscribe_to_task", "SubscribeToTask", stream=True),
+    ServerMethod("on_create_task_push_notification_config", "CreateTaskPushNotificationConfig"),
+    ServerMethod("on_get_task_push_notification_config", "GetTaskPushNotificationConfig"),
+    ServerMethod("on_list_task_push_notification_configs", "ListTaskPushNotificationConfigs"),
+    ServerMethod("on_delete_task_push_notification_config", "DeleteTaskPushNotificationConfig"),
+    ServerMethod("on_get_extended_agent_card", "GetExtendedAgentCard"),
+)
+
+_TRACE_KEYS = (semconv.TRACEPARENT, semconv.TRACESTATE)
+
+
+def _headers(call_context: Any) -> Mapping[str, Any] | None:
+    state = _state_of(call_context)
+    headers = state.get("headers") if state is not None else None
+    # ``type(...) is dict`` first: an isinstance check against the Mapping ABC is slow on the hot path
+    return cast("Mapping[str, Any]", headers) if type(headers) is dict or isinstance(headers, Mapping) else None
+
+
+def _state_of(call_context: Any) -> Mapping[str, Any] | None:
+    state = getattr(call_context, "state", None)
+    return cast("Mapping[str, Any]", state) if type(state) is dict or isinstance(state, Mapping) else None
+
+
+def parent_context(params: Any, call_context: Any) -> Context | None:
+    """The trace context a request carries: ``traceparent`` header first, else message metadata.
+
+    When the metadata repeats the header's context (our client sends both), the metadata
+    copy is removed from the request: it has done its job, and the agent, its task history
+    and the response then carry exactly the message the caller wrote.
+
+    When the current context already holds a span of the same trace (an ASGI or FastAPI
+    server span that extracted the same header), that context is kept, so our span nests
+    under it instead of beside it.
+
+    Returns:
+        The context to parent the server span on, or ``None`` to use the current one.
+    """
+    carrier: dict[str, str] = {}
+    headers = _headers(call_context)
+    message = getattr(params, "message", None)
+    fields = message.metadata.fields if message is not None else None
+    if headers is not None and semconv.TRACEPARENT in headers:
+        carrier = {k: str(headers[k]) for k in _TRACE_KEYS if k in headers}
+        if fields is not None and semconv.TRACEPARENT in fields:
+            _drop_repeated_context(message, carrier[semconv.TRACEPARENT])
+    elif fields is not None:
+        for key in _TRACE_KEYS:
+            value = _payload.struct_get_str(message.metadata, key)  # pyright: ignore[reportOptionalMemberAccess]
+            if value is not None:
+                carrier[key] = value
+    if not carrier:
+        return None
+    extracted = propagate.extract(carrier)
+    remote = trace.get_current_span(extracted).get_span_context()
+    current = trace.get_current_span().get_span_context()
+    if current.is_valid and remote.is_valid and current.trace_id == remote.trace_id:
+        return None
+    return extracted
+
+
+def _drop_repeated_context(message: Any, traceparent: str) -> None:
+    """Remove the metadata copy of the trace context when it repeats the header's."""
+    if _payload.struct_get_str(message.metadata, semconv.TRACEPARENT) == traceparent:
+        fields = message.metadata.fields
+        for key in _TRACE_KEYS:
+            if key in fields:
+                del fields[key]
+
+
+def _agent_card(handler: Any) -> Any:
+    return getattr(handler, "_agent_card", None)
+
+
+class _ServerRequest(CallRecord):
+    """The SERVER span of one request, and what it learns from the response."""
+
+    __slots__ = ("call", "ctx")
+
+    def __init__(self, handler: Any, method: ServerMethod, params: Any, call_context: Any) -> None:
+        super().__init__(is_send=method.is_send, streaming=method.stream)
+        card = _agent_card(handler)
+        agent = str(getattr(card, "name", "") or "") or "unknown-agent"
+        state = _state_of(call_context)
+        wire = state.get("method") if state is not None else None
+        if not isinstance(wire, str) or not wire:
+            wire = method.wire
+        headers = _headers(call_context)
+        if "/" in wire:
+            version = "0.3"
+        elif headers is not None:
+            version = str(headers.get("a2a-version") or "0.3")
+        else:
+            version = "1.0"
+        attrs: dict[str, Any] = {
+            semconv.A2A_METHOD: wire,
+            semconv.A2A_PROTOCOL_VERSION: version,
+            semconv.A2A_CALL_TYPE: "AGENT",
+            semconv.GEN_AI_AGENT_NAME: agent,
+            semconv.A2A_STREAMING: method.stream,
+        }
+        if state is not None and "request_id" in state:
+            attrs[semconv.A2A_PROTOCOL_BINDING] = "JSONRPC"
+            attrs[semconv.RPC_SYSTEM_NAME] = "jsonrpc"
+        elif headers is not None:
+            attrs[semconv.A2A_PROTOCOL_BINDING] = "HTTP+JSON"
+        agent_version = getattr(card, "version", "")
+        if agent_version:
+            attrs[semconv.GEN_AI_AGENT_VERSION] = str(agent_version)
+        requested = getattr(call_context, "requested_extensions", None)
+        if requested:
+            attrs[semconv.A2A_REQUESTED_EXTENSIONS] = tuple(sorted(requested))
+        name = self.request_attributes(attrs, params, method.wire, agent)
+        tracer = STATE.tracer
+        assert tracer is not None  # noqa: S101 - callers check STATE.tracer first
+        span = tracer.start_span(
+            name, context=parent_context(params, call_context), kind=SpanKind.SERVER, attributes=attrs
+        )
+        self.call = ServerCall(span=span, agent_name=agent)
+        self.ctx = trace.set_span_in_context(span)
+
+    def enter(self) -> object:
+        """Make the span and the server call current."""
+        return otel_context.attach(self.ctx), set_server_call(self.call)
+
+    def leave(self, token: object) -> None:
+        """Undo :meth:`enter`."""
+        otel_token, call_token = cast("tuple[object, object]", token)
+        reset_server_call(call_token)
+        otel_context.detach(otel_token)  # pyright: ignore[reportArgumentType]
+
+    def observe_event(self, event: Any) -> bool:
+        """Learn from one response event or result; ``True`` when it is the last."""
+        return self.observe(event)
+
+    def fail_with(self, exc: BaseException) -> None:
+        """Record ``exc`` on the span."""
+        self.fail(self.call.span, exc)
+
+    def finish(self) -> None:
+        """Record the outcome and release the request's hold on the span (once)."""
+        if self.end(self.call.span):
+            self.call.release()
+
+
+def _active() -> bool:
+    return STATE.tracer is not None and is_instrumentation_enabled()
+
+
+def _split(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[Any, Any]:
+    params = args[0] if args else kwargs.get("params")
+    call_context = args[1] if len(args) > 1 else kwargs.get("context")
+    return params, call_context
+
+
+def wrap_unary(method: ServerMethod) -> Callable[..., Awaitable[Any]]:
+    """A wrapt wrapper for a unary request-handler method."""
+
+    async def wrapper(wrapped: Callable[..., Awaitable[Any]], instance: Any, args: Any, kwargs: Any) -> Any:
+        if not _active():
+            return await wrapped(*args, **kwargs)
+        request: _ServerRequest | None = None
+        with internal_errors("starting a server span"):
+            request = _ServerRequest(instance, method, *_split(args, kwargs))
+        return await await_through(wrapped(*args, **kwargs), request)
+
+    return wrapper
+
+
+def wrap_stream(method: ServerMethod) -> Callable[..., AsyncIterator[Any]]:
+    """A wrapt wrapper for a streaming request-handler method; the span lasts until the stream ends."""
+
+    async def wrapper(
+        wrapped: Callable[..., AsyncIterator[Any]], instance: Any, args: Any, kwargs: Any
+    ) -> AsyncIterator[Any]:
+        if not _active():
+            async for event in wrapped(*args, **kwargs):
+                yield event
+            return
+        request: _ServerRequest | None = None
+        with internal_errors("starting a server span"):
+            request = _ServerRequest(instance, method, *_split(args, kwargs))
+        async for event in stream_through(wrapped(*args, **kwargs), request):
+            yield event
+
+    return wrapper
+
+
+async def hold_server_call(work: Awaitable[None]) -> None:
+    """Await the agent's ``work`` while holding the current server call's span open.
+
+    Errors the work raises are recorded on the span and re-raised unchanged.
+    """
+    call = current_server_call()
+    held = call is not None and call.acquire()
+    try:
+        await work
+    except BaseException as exc:
+        if held and call is not None:
+            with internal_errors("recording an executor error"):
+                record_error(call.span, exc)
+        raise
+    finally:
+        if held and call is not None:
+            call.release()
+
+
+class TracedExecutor(AgentExecutor):
+    """Wraps an agent's executor so the request's SERVER span covers all of its work.
+
+    Errors the executor raises are recorded on the span (and re-raised unchanged).
+    """
+
+    def __init__(self, inner: AgentExecutor) -> None:
+        """Wrap ``inner``."""
+        self.inner = inner
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        """Run the wrapped executor while holding the current server call open."""
+        await hold_server_call(self.inner.execute(context, event_queue))
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        """Delegate to the wrapped executor."""
+        await self.inner.cancel(context, event_queue)
+
+    def __getattr__(self, name: str) -> Any:
+        """Expose the wrapped executor's other attributes."""
+        return getattr(self.inner, name)
+
+
+def wrap_active_task_init(wrapped: Callable[..., None], instance: Any, args: Any, kwargs: Any) -> None:
+    """Wrap ``ActiveTask.__init__`` so each task runs its executor through :class:`TracedExecutor`."""
+    wrapped(*args, **kwargs)
+    executor = getattr(instance, "_agent_executor", None)
+    if executor is not None and not isinstance(executor, TracedExecutor):
+        instance._agent_executor = TracedExecutor(executor)
+
+
+async def wrap_executor_run(wrapped: Callable[..., Awaitable[None]], instance: Any, args: Any, kwargs: Any) -> None:
+    """Wrap ``LegacyRequestHandler._run_event_stream``, which runs the executor, like :class:`TracedExecutor`."""
+    await hold_server_call(wrapped(*args, **kwargs))

@@ -1,0 +1,77 @@
+"""Process-wide instrumentation state: the tracer in use and the server call being handled."""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+
+from opentelemetry import trace
+from opentelemetry.trace import Span, Tracer
+
+from coordbench import semconv
+
+__all__ = ["STATE", "ServerCall", "current_server_call", "get_tracer"]
+
+
+@dataclass
+class InstrumentationState:
+    """What ``A2AInstrumentor.instrument()`` configured; ``tracer is None`` means not instrumented."""
+
+    tracer: Tracer | None = None
+    request_extensions: bool = True
+    propagate_in_metadata: bool = True
+
+
+STATE = InstrumentationState()
+
+
+def get_tracer() -> Tracer:
+    """The instrumentor's tracer, or the global provider's when not instrumented."""
+    return STATE.tracer or trace.get_tracer(semconv.INSTRUMENTATION_NAME)
+
+
+@dataclass(eq=False)
+class ServerCall:
+    """The A2A request an agent is serving, shared by everything that runs on its behalf.
+
+    The SERVER span stays open while the request handler runs *and* while the agent's
+    executor runs (which may outlive the handler, e.g. with ``return_immediately``):
+    each holder calls :meth:`acquire` and :meth:`release`, and the last release ends the span.
+    """
+
+    span: Span
+    agent_name: str
+    _holders: int = field(default=1, repr=False)
+    _ended: bool = field(default=False, repr=False)
+
+    def acquire(self) -> bool:
+        """Register one more holder; ``False`` if the span has already ended."""
+        if self._ended:
+            return False
+        self._holders += 1
+        return True
+
+    def release(self) -> None:
+        """Drop one holder; ends the span when it was the last."""
+        self._holders -= 1
+        if self._holders <= 0 and not self._ended:
+            self._ended = True
+            self.span.end()
+
+
+_CURRENT_SERVER_CALL: ContextVar[ServerCall | None] = ContextVar("coordbench_server_call", default=None)
+
+
+def current_server_call() -> ServerCall | None:
+    """The server call whose work is running in this context, if any."""
+    return _CURRENT_SERVER_CALL.get()
+
+
+def set_server_call(call: ServerCall | None) -> object:
+    """Make ``call`` current; returns a token for :func:`reset_server_call`."""
+    return _CURRENT_SERVER_CALL.set(call)
+
+
+def reset_server_call(token: object) -> None:
+    """Undo :func:`set_server_call`."""
+    _CURRENT_SERVER_CALL.reset(token)  # pyright: ignore[reportArgumentType]

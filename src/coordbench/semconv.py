@@ -1,0 +1,103 @@
+"""Every span attribute name, attribute value and extension URI coordbench emits or reads.
+
+Names follow the OpenTelemetry GenAI semantic conventions where a name exists
+(``gen_ai.*``, ``server.*``, ``error.type``) and use an ``a2a.*`` namespace otherwise, close
+to the draft A2A conventions discussed in open-telemetry/semantic-conventions-genai.
+The strings are defined here rather than imported from ``opentelemetry.semconv`` because
+the GenAI constants there are deprecated (moved to their own repository) and carry no
+Python package of their own.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# --- OpenTelemetry GenAI and general conventions -------------------------------------------
+GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
+GEN_AI_AGENT_NAME: Final = "gen_ai.agent.name"
+GEN_AI_AGENT_DESCRIPTION: Final = "gen_ai.agent.description"
+GEN_AI_AGENT_VERSION: Final = "gen_ai.agent.version"
+GEN_AI_CONVERSATION_ID: Final = "gen_ai.conversation.id"
+GEN_AI_USAGE_INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
+GEN_AI_USAGE_OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
+GEN_AI_TOOL_NAME: Final = "gen_ai.tool.name"
+GEN_AI_WORKFLOW_NAME: Final = "gen_ai.workflow.name"
+GEN_AI_REQUEST_MODEL: Final = "gen_ai.request.model"
+SERVER_ADDRESS: Final = "server.address"
+SERVER_PORT: Final = "server.port"
+ERROR_TYPE: Final = "error.type"
+SERVICE_NAME: Final = "service.name"
+RPC_SYSTEM_NAME: Final = "rpc.system.name"
+RPC_RESPONSE_STATUS_CODE: Final = "rpc.response.status_code"
+JSONRPC_PROTOCOL_VERSION: Final = "jsonrpc.protocol.version"
+
+# gen_ai.operation.name values
+OPERATION_INVOKE_AGENT: Final = "invoke_agent"
+OPERATION_EXECUTE_TOOL: Final = "execute_tool"
+OPERATION_INVOKE_WORKFLOW: Final = "invoke_workflow"
+OPERATION_CHAT: Final = "chat"
+#: Operation names that denote a model or tool call inside an agent (call type TOOL).
+TOOL_OPERATIONS: Final = frozenset(
+    {OPERATION_EXECUTE_TOOL, OPERATION_CHAT, "generate_content", "text_completion", "embeddings", "retrieval"}
+)
+
+# --- a2a.* namespace -------------------------------------------------------------------
+A2A_METHOD: Final = "a2a.method.name"
+"""The A2A method as sent on the wire: ``SendMessage``, ``message/send``, ``GetTask``..."""
+A2A_PROTOCOL_VERSION: Final = "a2a.protocol.version"
+"""A2A protocol version of the call: ``1.0``, or ``0.3`` through the compatibility layer."""
+A2A_PROTOCOL_BINDING: Final = "a2a.protocol.binding"
+"""Transport binding: ``JSONRPC``, ``HTTP+JSON`` or ``GRPC``."""
+A2A_TASK_ID: Final = "a2a.task.id"
+A2A_TASK_STATE: Final = "a2a.task.state"
+"""Final task state, lower case as in A2A 0.3 (``completed``, ``failed``, ``input-required``...)."""
+A2A_MESSAGE_ID: Final = "a2a.message.id"
+A2A_STEP_ID: Final = "a2a.step.id"
+"""Step id, set only when it differs from the span id (Steps reported through the extension)."""
+A2A_STEP_PARENT_ID: Final = "a2a.step.parent_id"
+A2A_CALL_TYPE: Final = "a2a.step.call_type"
+"""``AGENT``, ``TOOL`` or ``HOST`` (see :class:`coordbench.steps.CallType`)."""
+A2A_STEP_COST: Final = "a2a.step.cost"
+"""Cost of the step in the caller's currency unit, when an agent reports one."""
+A2A_AGENT_URL: Final = "a2a.agent.url"
+"""URL of the called agent's A2A endpoint (client spans)."""
+A2A_CALLER_NAME: Final = "a2a.caller.name"
+"""Name of the calling agent on a client span, when the call is made while serving a request."""
+A2A_STREAMING: Final = "a2a.streaming"
+A2A_REQUEST_SIZE: Final = "a2a.request.size"
+"""Size in bytes of the protobuf-encoded request (transport-independent)."""
+A2A_RESPONSE_SIZE: Final = "a2a.response.size"
+"""Size in bytes of the protobuf-encoded response events, summed over a stream."""
+A2A_RESPONSE_EVENTS: Final = "a2a.response.events"
+"""Number of response events (1 for a non-streaming call)."""
+A2A_USAGE_ESTIMATED: Final = "a2a.usage.estimated"
+"""True when ``gen_ai.usage.*`` were estimated from text length rather than reported."""
+A2A_REQUESTED_EXTENSIONS: Final = "a2a.protocol.requested_extensions"
+A2A_TOOL_PARAMETERS: Final = "a2a.tool.parameters"
+"""JSON of a TOOL step's parameters, when the agent author records them."""
+
+# error.type values that are not exception class names
+ERROR_TASK_FAILED: Final = "task_failed"
+
+# --- A2A extensions ----------------------------------------------------------------------
+TRACEABILITY_EXTENSION_URI: Final = "https://github.com/a2aproject/a2a-samples/extensions/traceability/v1"
+TRACEABILITY_METADATA_KEY: Final = "github.com/a2aproject/a2a-samples/extensions/traceability/v1/traceability"
+TIMESTAMP_EXTENSION_URI: Final = "https://github.com/a2aproject/a2a-samples/extensions/timestamp/v1"
+"""The timestamp extension URI used by the Python, Go and JS samples (what we emit)."""
+TIMESTAMP_EXTENSION_URI_SPEC: Final = "https://github.com/a2aproject/a2a-samples/samples/extensions/timestamp/v1"
+"""The spelling in the extension's spec text (accepted as well)."""
+TIMESTAMP_EXTENSION_URIS: Final = frozenset({TIMESTAMP_EXTENSION_URI, TIMESTAMP_EXTENSION_URI_SPEC})
+TIMESTAMP_METADATA_KEY: Final = "github.com/a2aproject/a2a-samples/extensions/timestamp/v1/timestamp"
+TIMESTAMP_METADATA_KEYS: Final = (
+    TIMESTAMP_METADATA_KEY,
+    "github.com/a2aproject/a2a-samples/samples/extensions/timestamp/v1/timestamp",
+)
+EXTENSIONS_HEADER: Final = "A2A-Extensions"
+LEGACY_EXTENSIONS_HEADER: Final = "X-A2A-Extensions"
+
+# --- W3C trace context carried in message metadata ----------------------------------------
+TRACEPARENT: Final = "traceparent"
+TRACESTATE: Final = "tracestate"
+
+# --- instrumentation identity ---------------------------------------------------------------
+INSTRUMENTATION_NAME: Final = "coordbench.instrument"

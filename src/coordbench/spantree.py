@@ -1,0 +1,246 @@
+"""Spans rebuilt into call trees, with the agents that did the work.
+
+A :class:`SpanTree` groups spans by parent, keeps spans whose parent never arrived as
+*orphans*, and knows which agent each span belongs to: the agent whose A2A SERVER span
+encloses it, else the ``service.name`` of the process that emitted it. From that it lists
+the agent-to-agent calls and the call chains (``host → A → B → C``) a test or an
+evaluator asserts on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from coordbench import semconv
+from coordbench.spans import SpanData, SpanKind
+
+__all__ = ["AgentCall", "SpanTree"]
+
+
+class AgentCall:
+    """One agent-to-agent call: the caller, the callee and the caller's CLIENT span."""
+
+    __slots__ = ("callee", "caller", "span")
+
+    def __init__(self, caller: str, callee: str, span: SpanData) -> None:
+        """Record a call."""
+        self.caller = caller
+        self.callee = callee
+        self.span = span
+
+    def __repr__(self) -> str:
+        """``AgentCall('host' -> 'A')``."""
+        return f"AgentCall({self.caller!r} -> {self.callee!r})"
+
+
+def _start(span: SpanData) -> tuple[int, str]:
+    return span.start_time_unix_nano, span.span_id
+
+
+def is_agent_server_span(span: SpanData) -> bool:
+    """Whether ``span`` is an A2A request handled by an agent (a SERVER span naming its agent)."""
+    return span.kind is SpanKind.SERVER and span.attribute_str(semconv.GEN_AI_AGENT_NAME) is not None
+
+
+def is_agent_call(span: SpanData) -> bool:
+    """Whether ``span`` is an A2A message sent to an agent (a CLIENT ``invoke_agent`` span)."""
+    return (
+        span.kind is SpanKind.CLIENT
+        and span.attributes.get(semconv.GEN_AI_OPERATION_NAME) == semconv.OPERATION_INVOKE_AGENT
+        and span.attribute_str(semconv.GEN_AI_AGENT_NAME) is not None
+    )
+
+
+class SpanTree:
+    """Spans of one or more traces as a forest ordered by start time.
+
+    Args:
+        spans: The spans; a span id seen twice is kept once (the first copy).
+    """
+
+    def __init__(self, spans: Iterable[SpanData]) -> None:
+        """Index ``spans`` by id and by parent."""
+        by_id: dict[str, SpanData] = {}
+        for span in spans:
+            by_id.setdefault(span.span_id, span)
+        self._by_id = by_id
+        children: dict[str, list[SpanData]] = {}
+        roots: list[SpanData] = []
+        orphans: list[SpanData] = []
+        for span in by_id.values():
+            parent = span.parent_span_id
+            if parent is None:
+                roots.append(span)
+            elif parent in by_id:
+                children.setdefault(parent, []).append(span)
+            else:
+                orphans.append(span)
+        for siblings in children.values():
+            siblings.sort(key=_start)
+        self._children = children
+        self.roots: list[SpanData] = sorted(roots, key=_start)
+        """Spans without a parent."""
+        self.orphans: list[SpanData] = sorted(orphans, key=_start)
+        """Spans whose parent id was never seen (lost or not yet arrived)."""
+        self._agents: dict[str, str | None] = {}
+
+    def __len__(self) -> int:
+        """Number of distinct spans."""
+        return len(self._by_id)
+
+    @property
+    def spans(self) -> list[SpanData]:
+        """All spans, ordered by start time."""
+        return sorted(self._by_id.values(), key=_start)
+
+    @property
+    def trace_ids(self) -> set[str]:
+        """The trace ids present."""
+        return {s.trace_id for s in self._by_id.values()}
+
+    def get(self, span_id: str) -> SpanData | None:
+        """The span with id ``span_id``."""
+        return self._by_id.get(span_id)
+
+    def children(self, span: SpanData) -> list[SpanData]:
+        """Direct children of ``span``, by start time."""
+        return list(self._children.get(span.span_id, ()))
+
+    def parent(self, span: SpanData) -> SpanData | None:
+        """The parent of ``span``, if it is in the tree."""
+        return None if span.parent_span_id is None else self._by_id.get(span.parent_span_id)
+
+    def ancestors(self, span: SpanData) -> Iterator[SpanData]:
+        """Parent, grandparent... up to the root (or the orphan's top)."""
+        current = self.parent(span)
+        while current is not None:
+            yield current
+            current = self.parent(current)
+
+    def walk(self) -> Iterator[tuple[int, SpanData]]:
+        """Every span as ``(depth, span)``, depth first; roots first, then orphans as roots."""
+        stack: list[tuple[int, SpanData]] = [(0, s) for s in reversed(self.roots + self.orphans)]
+        while stack:
+            depth, span = stack.pop()
+            yield depth, span
+            stack.extend((depth + 1, c) for c in reversed(self._children.get(span.span_id, ())))
+
+    def find(self, predicate: Callable[[SpanData], bool] | None = None, **match: Any) -> list[SpanData]:
+        """Spans matching ``predicate`` and every ``field=value`` given.
+
+        Keywords ``name`` and ``kind`` compare with the span fields; any other keyword is an
+        attribute name with dots written as ``__`` (``gen_ai__agent__name="A"``).
+        """
+        out: list[SpanData] = []
+        for span in self.spans:
+            ok = predicate is None or predicate(span)
+            for key, value in match.items():
+                if not ok:
+                    break
+                if key == "name":
+                    ok = span.name == value
+                elif key == "kind":
+                    ok = span.kind == value
+                else:
+                    ok = span.attributes.get(key.replace("__", ".")) == value
+            if ok:
+                out.append(span)
+        return out
+
+    def one(self, predicate: Callable[[SpanData], bool] | None = None, **match: Any) -> SpanData:
+        """The single span matching; see :meth:`find`.
+
+        Raises:
+            AssertionError: If no span or several spans match (the message shows the tree).
+        """
+        found = self.find(predicate, **match)
+        if len(found) != 1:
+            raise AssertionError(f"expected exactly one span matching {match}, found {len(found)}:\n{self.render()}")
+        return found[0]
+
+    def agent_of(self, span: SpanData) -> str | None:
+        """The agent doing the work of ``span``.
+
+        That is the agent of the nearest A2A SERVER span at or above ``span`` in the same
+        process; a CLIENT span's own ``gen_ai.agent.name`` names the callee, so it does not
+        count. Without such a server span: ``a2a.caller.name`` on a client span, else the
+        ``service.name`` of the span's resource.
+        """
+        path: list[SpanData] = []
+        current: SpanData | None = span
+        agent: str | None = None
+        while current is not None:
+            cached = self._agents.get(current.span_id, "")
+            if cached != "":
+                agent = cached
+                break
+            path.append(current)
+            if is_agent_server_span(current):
+                agent = current.attribute_str(semconv.GEN_AI_AGENT_NAME)
+                break
+            parent = self.parent(current)
+            current = parent if parent is not None and parent.resource == current.resource else None
+        if agent is None and path:
+            named = (p.attribute_str(semconv.A2A_CALLER_NAME) for p in path)
+            agent = next((n for n in named if n is not None), None) or path[-1].service_name
+        for visited in path:
+            self._agents[visited.span_id] = agent
+        return agent
+
+    def calls(self) -> list[AgentCall]:
+        """Every agent-to-agent message, caller → callee, by start time."""
+        out: list[AgentCall] = []
+        for span in self.spans:
+            if is_agent_call(span):
+                callee = span.attribute_str(semconv.GEN_AI_AGENT_NAME) or "?"
+                out.append(AgentCall(self.agent_of(span) or "?", callee, span))
+        return out
+
+    def call_chains(self) -> list[tuple[str, ...]]:
+        """Maximal chains of agents, from each root's agent down through the A2A calls.
+
+        ``[("host", "A", "B", "C")]`` for a host calling A, which calls B, which calls C.
+        """
+        chains: set[tuple[str, ...]] = set()
+        stack: list[tuple[SpanData, tuple[str, ...]]] = [
+            (top, (self.agent_of(top) or "?",)) for top in self.roots + self.orphans
+        ]
+        while stack:
+            span, path = stack.pop()
+            if is_agent_call(span):
+                path = (*path, span.attribute_str(semconv.GEN_AI_AGENT_NAME) or "?")
+            kids = self.children(span)
+            if not kids:
+                chains.add(path)
+            stack.extend((child, path) for child in kids)
+        maximal = {c for c in chains if not any(len(o) > len(c) and o[: len(c)] == c for o in chains)}
+        return sorted(maximal)
+
+    def render(self, attributes: Iterable[str] = ()) -> str:
+        """The tree as indented text: ``name [KIND] (agent)``, plus chosen attributes."""
+        keys = list(attributes)
+        lines: list[str] = []
+        for depth, span in self.walk():
+            extra = "".join(f" {k}={span.attributes.get(k)!r}" for k in keys if k in span.attributes)
+            orphan = " (orphan)" if span in self.orphans else ""
+            lines.append(f"{'  ' * depth}{span.name} [{span.kind.name}] ({self.agent_of(span)}){extra}{orphan}")
+        return "\n".join(lines)
+
+    def dump(self, attributes: Iterable[str] = ()) -> list[dict[str, Any]]:
+        """The spans as plain dicts (name, kind, parent name, agent, chosen attributes), depth first."""
+        keys = list(attributes)
+        out: list[dict[str, Any]] = []
+        for depth, span in self.walk():
+            parent = self.parent(span)
+            out.append(
+                {
+                    "depth": depth,
+                    "name": span.name,
+                    "kind": span.kind.name,
+                    "parent": None if parent is None else parent.name,
+                    "agent": self.agent_of(span),
+                    "attributes": {k: span.attributes[k] for k in keys if k in span.attributes},
+                }
+            )
+        return out

@@ -1,0 +1,195 @@
+"""A small A2A agent for tests: answers with its name, optionally after asking the next agent.
+
+Run as a process: ``python tests/agents/relay.py --name C --port 0 ...`` prints
+``READY <url>`` once it serves. With ``--configure-tracing`` it sets up OTLP export from
+``OTEL_*`` itself and instruments a2a-sdk; under ``opentelemetry-instrument`` it does neither.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import Any
+
+import httpx
+from a2a.client import ClientConfig, ClientFactory
+from a2a.client.card_resolver import A2ACardResolver
+from a2a.helpers import get_artifact_text, get_message_text, new_task_from_user_message, new_text_message
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events import EventQueue
+from a2a.server.tasks import TaskUpdater
+from a2a.types import GetTaskRequest, Part, Role, SendMessageRequest, Task, TaskState
+from google.protobuf.json_format import MessageToDict
+from opentelemetry import trace
+
+from coordbench.instrument import tool_step
+
+TERMINAL = {
+    TaskState.TASK_STATE_COMPLETED,
+    TaskState.TASK_STATE_FAILED,
+    TaskState.TASK_STATE_CANCELED,
+    TaskState.TASK_STATE_REJECTED,
+}
+
+
+class AgentClient:
+    """One cached a2a-sdk client for one agent URL."""
+
+    def __init__(self, url: str, *, streaming: bool, timeout: float = 30.0) -> None:
+        self.url = url
+        self.streaming = streaming
+        self.http = httpx.AsyncClient(timeout=timeout)
+        self._client: Any = None
+
+    async def _get(self) -> Any:
+        if self._client is None:
+            card = await A2ACardResolver(self.http, self.url).get_agent_card()
+            self._client = ClientFactory(ClientConfig(streaming=self.streaming, httpx_client=self.http)).create(card)
+        return self._client
+
+    async def ask(self, text: str, *, context_id: str = "") -> tuple[str, str]:
+        """Send ``text``; returns (final task state name or 'message', reply text)."""
+        client = await self._get()
+        message = new_text_message(text, role=Role.ROLE_USER, context_id=context_id or None)
+        task_id = ""
+        state = None
+        texts: list[str] = []
+        async for event in client.send_message(SendMessageRequest(message=message)):
+            kind = event.WhichOneof("payload")
+            if kind == "message":
+                return "message", get_message_text(event.message)
+            if kind == "task":
+                task_id, state = event.task.id, event.task.status.state
+                if state in TERMINAL:
+                    return TaskState.Name(state), "".join(get_artifact_text(a) for a in event.task.artifacts)
+            elif kind == "artifact_update":
+                texts.append(get_artifact_text(event.artifact_update.artifact))
+            elif kind == "status_update":
+                state = event.status_update.status.state
+        if not texts and task_id:
+            task: Task = await client.get_task(GetTaskRequest(id=task_id))
+            texts = [get_artifact_text(a) for a in task.artifacts]
+            state = task.status.state
+        return TaskState.Name(state or 0), "".join(texts)
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+        await self.http.aclose()
+
+
+class RelayExecutor(AgentExecutor):
+    """Replies ``name(text)``, or ``name(<next agent's reply>)`` when it has a next agent.
+
+    Behaviours: ``echo`` (default), ``raise`` (the executor raises), ``fail`` (the task
+    ends ``failed``), ``message`` (answers with a single Message instead of a Task),
+    ``probe`` (answers with JSON describing the trace context and extensions it received).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        next_url: str | None = None,
+        streaming: bool = True,
+        behaviour: str = "echo",
+        delay: float = 0.0,
+    ) -> None:
+        self.name = name
+        self.next_url = next_url
+        self.streaming = streaming
+        self.behaviour = behaviour
+        self.delay = delay
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        text = context.get_user_input()
+        if self.behaviour == "probe":
+            headers = (context.call_context.state.get("headers") or {}) if context.call_context else {}
+            metadata = MessageToDict(context.message.metadata) if context.message is not None else {}
+            probe = {
+                "header_traceparent": headers.get("traceparent"),
+                "metadata_traceparent": metadata.get("traceparent"),
+                "extensions": sorted(context.requested_extensions),
+                "current_span": format(trace.get_current_span().get_span_context().span_id, "016x"),
+            }
+            reply = new_text_message(json.dumps(probe), context_id=context.context_id, role=Role.ROLE_AGENT)
+            await event_queue.enqueue_event(reply)
+            return
+        if self.behaviour == "message":
+            reply = new_text_message(f"{self.name}({text})", context_id=context.context_id, role=Role.ROLE_AGENT)
+            await event_queue.enqueue_event(reply)
+            return
+        task = context.current_task or new_task_from_user_message(context.message)
+        await event_queue.enqueue_event(task)
+        updater = TaskUpdater(event_queue, task.id, task.context_id)
+        await updater.start_work()
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        if self.behaviour == "raise":
+            raise RuntimeError(f"boom from {self.name}")
+        if self.behaviour == "fail":
+            await updater.failed(updater.new_agent_message([Part(text=f"{self.name} gave up")]))
+            return
+        with tool_step("lookup", parameters={"query": text}) as step:
+            step.set_usage(input_tokens=3, output_tokens=5, cost=0.001)
+        if self.next_url is not None:
+            client = AgentClient(self.next_url, streaming=self.streaming)
+            try:
+                _state, inner = await client.ask(text)
+            finally:
+                await client.close()
+            reply = f"{self.name}({inner})"
+        else:
+            reply = f"{self.name}({text})"
+        await updater.add_artifact([Part(text=reply)], name="result")
+        await updater.complete()
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        updater = TaskUpdater(event_queue, context.task_id or "", context.context_id or "")
+        await updater.cancel()
+
+
+def main(argv: list[str] | None = None) -> None:
+    import socket
+
+    import uvicorn
+
+    from coordbench.a2a import build_agent_card, create_a2a_app
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--name", required=True)
+    parser.add_argument("--next-url")
+    parser.add_argument("--streaming", choices=["true", "false"], default="true")
+    parser.add_argument("--behaviour", default="echo")
+    parser.add_argument("--configure-tracing", action="store_true")
+    args = parser.parse_args(argv)
+    if args.configure_tracing:
+        from coordbench.instrument import A2AInstrumentor
+        from coordbench.telemetry import configure_tracing
+
+        provider = configure_tracing(args.name)
+        A2AInstrumentor().instrument(tracer_provider=provider)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # TCP_NODELAY: see bind_loopback
+    sock.bind(("127.0.0.1", 0))
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}/"
+    executor = RelayExecutor(
+        args.name, next_url=args.next_url, streaming=args.streaming == "true", behaviour=args.behaviour
+    )
+    app = create_a2a_app(build_agent_card(args.name, url, description=f"relay agent {args.name}"), executor)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+
+    async def serve() -> None:
+        task = asyncio.create_task(server.serve(sockets=[sock]))
+        while not server.started:  # noqa: ASYNC110 - uvicorn exposes only a flag
+            await asyncio.sleep(0.01)
+        print(f"READY {url}", flush=True)
+        await task
+
+    asyncio.run(serve())
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

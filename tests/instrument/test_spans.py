@@ -1,0 +1,211 @@
+"""A2AInstrumentor on real agents over loopback: span tree, attributes, propagation, lifetimes."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+from a2a.client import ClientCallContext
+from a2a.types import GetTaskRequest, SendMessageConfiguration, SendMessageRequest
+
+from agents.relay import AgentClient
+from conftest import StartAgent
+from coordbench import semconv
+from coordbench.spans import SpanData, SpanKind, StatusCode
+from coordbench.spantree import SpanTree
+from coordbench.testing import RecordingSpanExporter
+
+pytestmark = pytest.mark.usefixtures("a2a_instrumented")
+
+
+def servers(spans: list[SpanData], n: int) -> bool:
+    return sum(1 for s in spans if s.kind is SpanKind.SERVER) >= n
+
+
+@pytest.mark.parametrize("streaming", [False, True], ids=["send", "stream"])
+async def test_chain_is_one_tree_with_a2a_attributes(
+    start_agent: StartAgent, span_exporter: RecordingSpanExporter, streaming: bool
+) -> None:
+    b = start_agent("B")
+    a = start_agent("A", next_url=b, streaming=streaming)
+    client = AgentClient(a, streaming=streaming)
+    state, text = await client.ask("hello world")
+    await client.close()
+    assert (state, text) == ("TASK_STATE_COMPLETED", "A(B(hello world))")
+
+    spans = await span_exporter.wait_for_async(lambda s: servers(s, 2))
+    tree = SpanTree(spans)
+    assert len(tree.trace_ids) == 1
+    assert tree.call_chains() == [("pytest", "A", "B")]
+    assert not tree.orphans
+
+    method = "SendStreamingMessage" if streaming else "SendMessage"
+    for callee in ("A", "B"):
+        client_span = tree.one(name=f"invoke_agent {callee}", kind=SpanKind.CLIENT)
+        server_span = tree.one(name=f"invoke_agent {callee}", kind=SpanKind.SERVER)
+        assert tree.parent(server_span) == client_span
+        assert server_span.start_time_unix_nano >= client_span.start_time_unix_nano
+        assert server_span.end_time_unix_nano >= client_span.start_time_unix_nano
+        ca, sa = client_span.attributes, server_span.attributes
+        for attrs in (ca, sa):
+            assert attrs[semconv.GEN_AI_OPERATION_NAME] == "invoke_agent"
+            assert attrs[semconv.GEN_AI_AGENT_NAME] == callee
+            assert attrs[semconv.A2A_METHOD] == method
+            assert attrs[semconv.A2A_PROTOCOL_VERSION] == "1.0"
+            assert attrs[semconv.A2A_TASK_STATE] == "completed"
+            assert attrs[semconv.A2A_CALL_TYPE] == "AGENT"
+            assert attrs[semconv.A2A_STREAMING] is streaming
+            assert attrs[semconv.A2A_REQUEST_SIZE] > 0
+            assert attrs[semconv.A2A_RESPONSE_SIZE] > 0
+            assert attrs[semconv.GEN_AI_USAGE_INPUT_TOKENS] == 3  # "hello world": 11 chars -> ceil(11/4)
+        assert ca[semconv.GEN_AI_CONVERSATION_ID] == sa[semconv.GEN_AI_CONVERSATION_ID] != ""
+        assert ca[semconv.A2A_TASK_ID] == sa[semconv.A2A_TASK_ID] != ""
+        assert ca[semconv.A2A_MESSAGE_ID] == sa[semconv.A2A_MESSAGE_ID] != ""
+        assert ca[semconv.SERVER_ADDRESS] == "127.0.0.1"
+        assert isinstance(ca[semconv.SERVER_PORT], int)
+        assert str(ca[semconv.A2A_AGENT_URL]).startswith("http://127.0.0.1:")
+        assert sa[semconv.A2A_REQUESTED_EXTENSIONS] == tuple(
+            sorted([semconv.TRACEABILITY_EXTENSION_URI, semconv.TIMESTAMP_EXTENSION_URI])
+        )
+    # B's reply is "B(hello world)" = 14 chars -> 4 tokens; A's is "A(B(hello world))" = 17 -> 5
+    assert tree.one(name="invoke_agent B", kind=SpanKind.CLIENT).attributes[semconv.GEN_AI_USAGE_OUTPUT_TOKENS] == 4
+    assert tree.one(name="invoke_agent A", kind=SpanKind.CLIENT).attributes[semconv.GEN_AI_USAGE_OUTPUT_TOKENS] == 5
+    # the call A makes records its caller
+    assert tree.one(name="invoke_agent B", kind=SpanKind.CLIENT).attributes[semconv.A2A_CALLER_NAME] == "A"
+    # the executor's own work is inside the server span
+    a_server = tree.one(name="invoke_agent A", kind=SpanKind.SERVER)
+    tool = tree.one(name="execute_tool lookup", gen_ai__agent__name="A")
+    assert tree.parent(tool) == a_server
+    # a2a-sdk's own ~55 spans per request are suppressed
+    assert {s.scope_name for s in spans} == {semconv.INSTRUMENTATION_NAME}
+
+
+async def test_trace_context_travels_in_headers_and_metadata(
+    start_agent: StartAgent, span_exporter: RecordingSpanExporter
+) -> None:
+    probe = start_agent("P", behaviour="probe")
+    client = AgentClient(probe, streaming=False)
+    _state, text = await client.ask("who am I?")
+    await client.close()
+    seen = json.loads(text)
+    spans = await span_exporter.wait_for_async(lambda s: servers(s, 1))
+    call = next(s for s in spans if s.kind is SpanKind.CLIENT)
+    server = next(s for s in spans if s.kind is SpanKind.SERVER)
+    expected = f"00-{call.trace_id}-{call.span_id}-"  # then the trace flags (sampled, maybe random)
+    assert seen["header_traceparent"].startswith(expected)
+    assert int(seen["header_traceparent"][-2:], 16) & 1  # sampled
+    # the metadata copy (checked against an uninstrumented 0.3 agent in test_compat_v03) repeated the
+    # header, so the server removed it: the agent sees the message as the caller wrote it
+    assert seen["metadata_traceparent"] is None
+    assert seen["extensions"] == sorted([semconv.TRACEABILITY_EXTENSION_URI, semconv.TIMESTAMP_EXTENSION_URI])
+    assert seen["current_span"] == server.span_id  # the executor runs inside the server span
+
+
+def _raw_send(metadata: dict[str, str], headers: dict[str, str]) -> dict[str, object]:
+    return {
+        "jsonrpc": "2.0",
+        "id": "1",
+        "method": "SendMessage",
+        "params": {
+            "message": {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "hi"}], "metadata": metadata}
+        },
+    }
+
+
+@pytest.mark.parametrize("channel", ["metadata", "header", "both", "both-same"])
+async def test_server_takes_parent_from_header_else_metadata(
+    start_agent: StartAgent, span_exporter: RecordingSpanExporter, channel: str
+) -> None:
+    url = start_agent("S", behaviour="message")
+    from_header = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    from_metadata = "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01"
+    headers = {"A2A-Version": "1.0"}
+    metadata: dict[str, str] = {}
+    if channel in ("header", "both"):
+        headers["traceparent"] = from_header
+    if channel in ("metadata", "both"):
+        metadata["traceparent"] = from_metadata
+    if channel == "both-same":
+        headers["traceparent"] = metadata["traceparent"] = from_header
+    async with httpx.AsyncClient() as http:
+        response = await http.post(url, json=_raw_send(metadata, headers), headers=headers)
+    assert response.status_code == 200 and "result" in response.json()
+    (server,) = await span_exporter.wait_for_async(1)
+    assert server.trace_id == "0af7651916cd43dd8448eb211c80319c"
+    assert server.parent_span_id == ("00f067aa0ba902b7" if channel == "metadata" else "b7ad6b7169203331")
+
+
+async def test_streamed_call_span_lasts_until_the_last_event(
+    start_agent: StartAgent, span_exporter: RecordingSpanExporter
+) -> None:
+    url = start_agent("Slow", delay=0.3)
+    client = AgentClient(url, streaming=True)
+    await client.ask("x")
+    await client.close()
+    spans = await span_exporter.wait_for_async(lambda s: servers(s, 1))
+    call = next(s for s in spans if s.kind is SpanKind.CLIENT)
+    server = next(s for s in spans if s.kind is SpanKind.SERVER)
+    assert call.duration_ms >= 300
+    assert server.duration_ms >= 300
+    assert call.attributes[semconv.A2A_RESPONSE_EVENTS] >= 3  # task, working, artifact, completed
+
+
+async def test_server_span_covers_an_executor_that_outlives_the_request(
+    start_agent: StartAgent, span_exporter: RecordingSpanExporter
+) -> None:
+    url = start_agent("Background", delay=0.4)
+    client = AgentClient(url, streaming=False)
+    inner = await client._get()
+    request = SendMessageRequest(configuration=SendMessageConfiguration(return_immediately=True))
+    request.message.CopyFrom(_message("go"))
+    events = [e async for e in inner.send_message(request)]
+    assert events[0].task.status.state != 3  # not yet completed: the call returned immediately
+    spans = await span_exporter.wait_for_async(lambda s: servers(s, 1))
+    call = next(s for s in spans if s.kind is SpanKind.CLIENT)
+    server = next(s for s in spans if s.kind is SpanKind.SERVER)
+    assert call.duration_ms < 300
+    assert server.duration_ms >= 400
+    await client.close()
+
+
+def _message(text: str):
+    from a2a.helpers import new_text_message
+    from a2a.types import Role
+
+    return new_text_message(text, role=Role.ROLE_USER)
+
+
+async def test_get_task_is_traced_on_both_sides(start_agent: StartAgent, span_exporter: RecordingSpanExporter) -> None:
+    url = start_agent("T")
+    client = AgentClient(url, streaming=False)
+    await client.ask("x")
+    inner = await client._get()
+    first = await span_exporter.wait_for_async(lambda s: servers(s, 1))
+    task_id = next(s for s in first if s.kind is SpanKind.CLIENT).attributes[semconv.A2A_TASK_ID]
+    task = await inner.get_task(GetTaskRequest(id=str(task_id)), context=ClientCallContext(timeout=5))
+    await client.close()
+    assert task.id == task_id
+    spans = await span_exporter.wait_for_async(lambda s: servers(s, 2))
+    get_client = next(s for s in spans if s.name == "GetTask T" and s.kind is SpanKind.CLIENT)
+    get_server = next(s for s in spans if s.name == "GetTask T" and s.kind is SpanKind.SERVER)
+    assert get_server.parent_span_id == get_client.span_id
+    for span in (get_client, get_server):
+        assert span.attributes[semconv.A2A_METHOD] == "GetTask"
+        assert span.attributes[semconv.A2A_TASK_ID] == task_id
+        assert span.attributes[semconv.A2A_TASK_STATE] == "completed"
+        assert semconv.GEN_AI_OPERATION_NAME not in span.attributes
+        assert span.status_code is StatusCode.UNSET
+
+
+async def test_message_only_agent(start_agent: StartAgent, span_exporter: RecordingSpanExporter) -> None:
+    url = start_agent("M", behaviour="message")
+    client = AgentClient(url, streaming=True)
+    state, text = await client.ask("ping")
+    await client.close()
+    assert (state, text) == ("message", "M(ping)")
+    spans = await span_exporter.wait_for_async(lambda s: servers(s, 1))
+    for span in spans:
+        assert semconv.A2A_TASK_STATE not in span.attributes
+        assert span.attributes[semconv.GEN_AI_CONVERSATION_ID]
+        assert span.attributes[semconv.A2A_RESPONSE_EVENTS] == 1
