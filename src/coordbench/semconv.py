@@ -73,6 +73,8 @@ A2A_RESPONSE_EVENTS: Final = "a2a.response.events"
 A2A_USAGE_ESTIMATED: Final = "a2a.usage.estimated"
 """True when ``gen_ai.usage.*`` were estimated from text length rather than reported."""
 A2A_REQUESTED_EXTENSIONS: Final = "a2a.protocol.requested_extensions"
+A2A_RESPONSE_TRACE: Final = "a2a.response_trace"
+"""JSON of the traceability ResponseTrace a callee returned (client spans; capped at 64 KiB)."""
 A2A_TOOL_PARAMETERS: Final = "a2a.tool.parameters"
 """JSON of a TOOL step's parameters, when the agent author records them."""
 

@@ -149,7 +149,13 @@ def _to_datetime(ns: int | None) -> datetime | None:
 # --- span -> Step ------------------------------------------------------------------------
 
 _CONSUMED_ATTRIBUTES = frozenset(
-    {semconv.A2A_STEP_ID, semconv.A2A_STEP_PARENT_ID, semconv.A2A_CALL_TYPE, semconv.A2A_STEP_COST}
+    {
+        semconv.A2A_STEP_ID,
+        semconv.A2A_STEP_PARENT_ID,
+        semconv.A2A_CALL_TYPE,
+        semconv.A2A_STEP_COST,
+        semconv.A2A_RESPONSE_TRACE,
+    }
 )
 _SPAN_KIND_KEY = "span.kind"
 
@@ -188,6 +194,16 @@ def _int_attr(span: SpanData, key: str) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _response_trace_attribute(span: SpanData) -> ResponseTrace | None:
+    raw = span.attribute_str(semconv.A2A_RESPONSE_TRACE)
+    if raw is None:
+        return None
+    try:
+        return response_trace_from_dict(json.loads(raw), path=semconv.A2A_RESPONSE_TRACE)
+    except (ValueError, StepFormatError):
+        return None  # a malformed report from a callee is not the span's fault; the span still converts
+
+
 def step_from_span(span: SpanData) -> Step:
     """Convert a span into a Step, keeping everything the span says.
 
@@ -208,6 +224,7 @@ def step_from_span(span: SpanData) -> Step:
         action = AgentInvocation(
             agent_url=span.attribute_str(semconv.A2A_AGENT_URL),
             agent_name=span.attribute_str(semconv.GEN_AI_AGENT_NAME),
+            response_trace=_response_trace_attribute(span),
         )
     elif call_type is CallType.TOOL:
         raw_params = span.attribute_str(semconv.A2A_TOOL_PARAMETERS)
@@ -286,6 +303,10 @@ def span_from_step(step: Step, *, resource: Mapping[str, AttributeValue] | None 
             attrs[semconv.GEN_AI_AGENT_NAME] = action.agent_name
         if action.agent_url:
             attrs[semconv.A2A_AGENT_URL] = action.agent_url
+        if action.response_trace is not None:
+            attrs[semconv.A2A_RESPONSE_TRACE] = json.dumps(
+                response_trace_to_dict(action.response_trace), separators=(",", ":"), sort_keys=True
+            )
     elif isinstance(action, ToolInvocation):
         attrs[semconv.GEN_AI_OPERATION_NAME] = semconv.OPERATION_EXECUTE_TOOL
         attrs[semconv.GEN_AI_TOOL_NAME] = action.tool_name

@@ -2,6 +2,8 @@
 
 Prints ``READY <url>`` once it serves. The reply (an artifact, task completed) is JSON with
 the ``traceparent`` header, the message-metadata ``traceparent`` and the requested extensions.
+When the traceability extension is requested, the completing status update carries a
+ResponseTrace in the shape of the extension's Python sample (it reports Steps, not spans).
 """
 
 import asyncio
@@ -14,8 +16,31 @@ from a2a.server.apps import A2AStarletteApplication
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
-from a2a.types import AgentCapabilities, AgentCard, AgentSkill, Part, TextPart
+from a2a.types import AgentCapabilities, AgentCard, AgentSkill, Part, TaskState, TextPart
 from a2a.utils import new_task
+
+TRACEABILITY = "https://github.com/a2aproject/a2a-samples/extensions/traceability/v1"
+SAMPLE_TRACE = {
+    "trace_id": "trace-2f1c",
+    "steps": [
+        {
+            "step_id": "step-9a0b",
+            "trace_id": "trace-2f1c",
+            "parent_step_id": None,
+            "call_type": "TOOL",
+            "name": "get_exchange_rate",
+            "parameters": {"currency_from": "USD", "currency_to": "EUR"},
+            "step_type": "tool_call",
+            "cost": 0.25,
+            "total_tokens": 12,
+            "additional_attributes": {},
+            "latency": 7,
+            "start_time": "2026-11-22T10:00:00.000000+00:00",
+            "end_time": "2026-11-22T10:00:00.007000+00:00",
+            "error": None,
+        }
+    ],
+}
 
 
 class Probe(AgentExecutor):
@@ -31,7 +56,10 @@ class Probe(AgentExecutor):
         updater = TaskUpdater(event_queue, task.id, task.context_id)
         await updater.start_work()
         await updater.add_artifact([Part(root=TextPart(text=json.dumps(probe)))], name="probe")
-        await updater.complete()
+        metadata = None
+        if TRACEABILITY in context.requested_extensions:
+            metadata = {f"{TRACEABILITY.removeprefix('https://')}/traceability": SAMPLE_TRACE}
+        await updater.update_status(TaskState.completed, final=True, metadata=metadata)
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         raise NotImplementedError

@@ -15,6 +15,7 @@ from agents.relay import AgentClient
 from conftest import StartAgent
 from coordbench import semconv
 from coordbench.spans import SpanKind
+from coordbench.steps import AgentInvocation, ToolInvocation, step_from_span
 from coordbench.testing import RecordingSpanExporter
 
 pytestmark = pytest.mark.slow
@@ -97,3 +98,10 @@ async def test_instrumented_client_talks_to_a_v03_agent(
     assert call.attributes[semconv.A2A_PROTOCOL_VERSION] == "0.3"
     assert call.attributes[semconv.A2A_METHOD] == ("message/stream" if streaming else "message/send")
     assert call.attributes[semconv.A2A_TASK_STATE] == "completed"
+    # the 0.3 agent reports Steps (the extension sample's shape) instead of spans: they reach the span
+    assert call.attributes[semconv.A2A_STEP_COST] == 0.25
+    step = step_from_span(call)
+    assert isinstance(step.step_action, AgentInvocation) and step.step_action.response_trace is not None
+    (tool,) = step.step_action.response_trace.steps
+    assert tool.step_action == ToolInvocation("get_exchange_rate", {"currency_from": "USD", "currency_to": "EUR"})
+    assert (tool.latency, tool.total_tokens) == (7, 12)

@@ -79,11 +79,17 @@ def agent_steps_complete(spans: list[SpanData]) -> None:
         assert step.latency is not None and step.latency > 0
         assert step.error is None
         assert step.name
+        assert step.additional_attributes
         if step.call_type is CallType.AGENT:
             assert isinstance(step.step_action, AgentInvocation)
-            assert step.step_action.agent_name in {"A", "B", "C"}
+            callee = step.step_action.agent_name
+            assert callee in {"A", "B", "C"}
             assert step.parent_step_id is not None or span.kind is SpanKind.CLIENT
             assert step.total_tokens is not None and step.total_tokens > 0
+            # each agent's lookup reports 0.001; a call costs what the callee and everything below it cost
+            assert step.cost == pytest.approx({"A": 0.003, "B": 0.002, "C": 0.001}[callee])
+            if span.kind is SpanKind.CLIENT:  # the callee's own steps came back with the answer
+                assert step.step_action.response_trace is not None
         else:
             assert step.call_type is CallType.TOOL
             assert step.step_action == ToolInvocation("lookup", {"query": "relay me"})

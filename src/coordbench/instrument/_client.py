@@ -19,6 +19,7 @@ from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from opentelemetry.trace import Span, SpanKind
 
 from coordbench import semconv
+from coordbench.instrument._extensions import read_response_trace, record_step, response_trace_json, total_cost
 from coordbench.instrument._internal import internal_errors
 from coordbench.instrument._peer import Peer, peer_of
 from coordbench.instrument._record import CallRecord, await_through, stream_through
@@ -125,11 +126,28 @@ class _ClientCall(CallRecord):
         return request, new_context
 
     def observe_event(self, event: Any) -> bool:
-        """Learn from one ``StreamResponse`` or unary result; ``True`` when the call is over."""
+        """Learn from one ``StreamResponse`` or unary result; ``True`` when the call is over.
+
+        The final response may carry the callee's traceability steps: they are kept on the
+        span (``a2a.response_trace``) and their cost summed into ``a2a.step.cost``.
+        """
+        payload = event
         if isinstance(event, StreamResponse):
             kind = event.WhichOneof("payload")
-            return self.observe(getattr(event, kind)) if kind is not None else not self.streaming
-        return self.observe(event)
+            if kind is None:
+                return not self.streaming
+            payload = getattr(event, kind)
+        final = self.observe(payload)
+        if final and self.is_send and self.span.is_recording():
+            trace = read_response_trace(payload)
+            if trace is not None:
+                cost = total_cost(trace)
+                if cost is not None:
+                    self.span.set_attribute(semconv.A2A_STEP_COST, cost)
+                text = response_trace_json(trace)
+                if text is not None:
+                    self.span.set_attribute(semconv.A2A_RESPONSE_TRACE, text)
+        return final
 
     def enter(self) -> object:
         """Make the span current."""
@@ -144,9 +162,10 @@ class _ClientCall(CallRecord):
         self.fail(self.span, exc)
 
     def finish(self) -> None:
-        """End the span (once)."""
+        """End the span (once) and count it as a step of the request being served."""
         if self.end(self.span):
             self.span.end()
+            record_step(self.span)
 
 
 def _active() -> bool:
@@ -163,21 +182,23 @@ def _split(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[Any, Clien
 def wrap_stream(method: ClientMethod) -> Callable[..., AsyncIterator[Any]]:
     """A wrapt wrapper for a streaming ``BaseClient`` method (``send_message``, ``subscribe``)."""
 
-    async def wrapper(
+    def wrapper(
         wrapped: Callable[..., AsyncIterator[Any]], instance: Any, args: Any, kwargs: Any
     ) -> AsyncIterator[Any]:
         if not _active():
-            async for event in wrapped(*args, **kwargs):
-                yield event
-            return
-        call: _ClientCall | None = None
-        with internal_errors("starting a client span"):
-            request, context, rest = _split(args, kwargs)
-            call = _ClientCall(instance, method, _is_streaming(instance), request)
-            request, context = call.prepare(request, context)
-            args, kwargs = (request,), {**rest, "context": context}
-        async for event in stream_through(wrapped(*args, **kwargs), call):
-            yield event
+            return wrapped(*args, **kwargs)
+
+        def start() -> tuple[AsyncIterator[Any], _ClientCall | None]:
+            call: _ClientCall | None = None
+            call_args, call_kwargs = args, kwargs
+            with internal_errors("starting a client span"):
+                request, context, rest = _split(args, kwargs)
+                call = _ClientCall(instance, method, _is_streaming(instance), request)
+                request, context = call.prepare(request, context)
+                call_args, call_kwargs = (request,), {**rest, "context": context}
+            return wrapped(*call_args, **call_kwargs), call
+
+        return stream_through(start)
 
     return wrapper
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Protocol
 
 from a2a.types import Message, SendMessageRequest, Task, TaskArtifactUpdateEvent, TaskState, TaskStatusUpdateEvent
@@ -157,18 +157,20 @@ async def aclose(generator: Any) -> None:
         await close()
 
 
-async def stream_through(inner: AsyncIterator[Any], call: TracedCall | None) -> AsyncIterator[Any]:
-    """Yield ``inner``'s events, each produced inside ``call``'s context, and account for them.
+async def stream_through(
+    start: Callable[[], tuple[AsyncIterator[Any], TracedCall | None]],
+) -> AsyncIterator[Any]:
+    """Yield a wrapped stream's events, each produced inside the call's context, and account for them.
 
-    The context is entered only around each step of ``inner``, never across a ``yield``, so the
-    consumer's code between events runs in its own context. The span ends at the final event:
-    callers usually stop iterating there, and an abandoned generator is only closed when it is
-    collected. A consumer that stops early (``aclose``) ends the span without an error.
-
-    Args:
-        inner: The wrapped async iterator (an a2a-sdk stream).
-        call: The call to account to; ``None`` passes the events through untouched.
+    ``start`` runs at the first iteration (so a stream that is never iterated opens no span)
+    and returns the wrapped a2a-sdk stream and the call to account to (``None`` passes the
+    events through untouched). The context is entered only around each step of the stream,
+    never across a ``yield``, so the consumer's code between events runs in its own context.
+    The span ends at the final event: callers usually stop iterating there, and an abandoned
+    generator is only closed when it is collected. A consumer that stops early (``aclose``)
+    ends the span without an error.
     """
+    inner, call = start()
     if call is None:
         async for event in inner:
             yield event

@@ -25,6 +25,12 @@ from opentelemetry.trace import SpanKind
 from coordbench import semconv
 from coordbench.instrument import _payload
 from coordbench.instrument._errors import record_error
+from coordbench.instrument._extensions import (
+    attach_response_trace,
+    response_trace_for,
+    stamp_timestamps,
+    total_cost,
+)
 from coordbench.instrument._internal import internal_errors
 from coordbench.instrument._record import CallRecord, await_through, stream_through
 from coordbench.instrument._state import STATE, ServerCall, current_server_call, reset_server_call, set_server_call
@@ -156,7 +162,7 @@ class _ServerRequest(CallRecord):
         agent_version = getattr(card, "version", "")
         if agent_version:
             attrs[semconv.GEN_AI_AGENT_VERSION] = str(agent_version)
-        requested = getattr(call_context, "requested_extensions", None)
+        requested: set[str] = getattr(call_context, "requested_extensions", None) or set()
         if requested:
             attrs[semconv.A2A_REQUESTED_EXTENSIONS] = tuple(sorted(requested))
         name = self.request_attributes(attrs, params, method.wire, agent)
@@ -165,7 +171,12 @@ class _ServerRequest(CallRecord):
         span = tracer.start_span(
             name, context=parent_context(params, call_context), kind=SpanKind.SERVER, attributes=attrs
         )
-        self.call = ServerCall(span=span, agent_name=agent)
+        self.call = ServerCall(
+            span=span,
+            agent_name=agent,
+            collect_steps=method.is_send and semconv.TRACEABILITY_EXTENSION_URI in requested,
+            timestamps=method.is_send and not requested.isdisjoint(semconv.TIMESTAMP_EXTENSION_URIS),
+        )
         self.ctx = trace.set_span_in_context(span)
 
     def enter(self) -> object:
@@ -179,17 +190,35 @@ class _ServerRequest(CallRecord):
         otel_context.detach(otel_token)  # pyright: ignore[reportArgumentType]
 
     def observe_event(self, event: Any) -> bool:
-        """Learn from one response event or result; ``True`` when it is the last."""
-        return self.observe(event)
+        """Learn from one response event or result; ``True`` when it is the last.
+
+        Also serves the extensions the caller asked for: timestamps on messages and artifacts,
+        and the agent's steps on the final response (left out when there are none: an empty
+        trace says nothing and costs the SDK a JSON round trip per call).
+        """
+        final = self.observe(event)
+        if self.call.timestamps:
+            stamp_timestamps(event)
+        if final and self.call.collect_steps and self.call.steps:
+            attach_response_trace(event, response_trace_for(self.call))
+        return final
 
     def fail_with(self, exc: BaseException) -> None:
         """Record ``exc`` on the span."""
         self.fail(self.call.span, exc)
 
     def finish(self) -> None:
-        """Record the outcome and release the request's hold on the span (once)."""
-        if self.end(self.call.span):
-            self.call.release()
+        """Record the outcome and release the request's hold on the span (once).
+
+        When the caller asked for the agent's steps, the span also gets their summed cost.
+        """
+        call = self.call
+        if self.end(call.span):
+            if call.collect_steps and call.span.is_recording():
+                cost = total_cost(response_trace_for(call))
+                if cost is not None:
+                    call.span.set_attribute(semconv.A2A_STEP_COST, cost)
+            call.release()
 
 
 def _active() -> bool:
@@ -219,18 +248,19 @@ def wrap_unary(method: ServerMethod) -> Callable[..., Awaitable[Any]]:
 def wrap_stream(method: ServerMethod) -> Callable[..., AsyncIterator[Any]]:
     """A wrapt wrapper for a streaming request-handler method; the span lasts until the stream ends."""
 
-    async def wrapper(
+    def wrapper(
         wrapped: Callable[..., AsyncIterator[Any]], instance: Any, args: Any, kwargs: Any
     ) -> AsyncIterator[Any]:
         if not _active():
-            async for event in wrapped(*args, **kwargs):
-                yield event
-            return
-        request: _ServerRequest | None = None
-        with internal_errors("starting a server span"):
-            request = _ServerRequest(instance, method, *_split(args, kwargs))
-        async for event in stream_through(wrapped(*args, **kwargs), request):
-            yield event
+            return wrapped(*args, **kwargs)
+
+        def start() -> tuple[AsyncIterator[Any], _ServerRequest | None]:
+            request: _ServerRequest | None = None
+            with internal_errors("starting a server span"):
+                request = _ServerRequest(instance, method, *_split(args, kwargs))
+            return wrapped(*args, **kwargs), request
+
+        return stream_through(start)
 
     return wrapper
 

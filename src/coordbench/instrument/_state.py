@@ -9,6 +9,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, Tracer
 
 from coordbench import semconv
+from coordbench.steps import Step
 
 __all__ = ["STATE", "ServerCall", "current_server_call", "get_tracer"]
 
@@ -41,6 +42,11 @@ class ServerCall:
 
     span: Span
     agent_name: str
+    collect_steps: bool = False
+    """The caller asked for the traceability extension: record our finished steps."""
+    timestamps: bool = False
+    """The caller asked for the timestamp extension."""
+    steps: list[Step] = field(default_factory=list[Step], repr=False)
     _holders: int = field(default=1, repr=False)
     _ended: bool = field(default=False, repr=False)
 

@@ -37,6 +37,7 @@ from opentelemetry.trace import Span, SpanKind
 
 from coordbench import semconv
 from coordbench.instrument._errors import record_error
+from coordbench.instrument._extensions import record_step
 from coordbench.instrument._state import current_server_call, get_tracer
 from coordbench.steps import CallType
 
@@ -114,6 +115,7 @@ class StepSpan:
             record_error(span, exc)
         otel_context.detach(token)  # pyright: ignore[reportArgumentType]
         span.end()
+        record_step(span)
 
     def __enter__(self) -> StepHandle:
         """Open the span and make it current."""
