@@ -181,9 +181,9 @@ def report(results: list[Result]) -> str:
         "Targets: overhead under 5% of a loopback call (traced / sdk-quiet < 1.05) and under 150 µs per call.",
         "",
         "Reading the figures: the overhead covers both ends of the call (client and agent share the process). "
-        "`traced` − `traced-no-ext` is the price of serving the extensions the client asks for (timestamps and "
-        "steps in the response metadata, which a2a-sdk converts through protobuf JSON); `traced-no-ext` − "
-        "`unsampled` is span recording in the OpenTelemetry SDK; `unsampled` − `sdk-quiet` is propagation "
+        "`traced` minus `traced-no-ext` is the price of serving the extensions the client asks for (timestamps and "
+        "steps in the response metadata, which a2a-sdk converts through protobuf JSON); `traced-no-ext` minus "
+        "`unsampled` is span recording in the OpenTelemetry SDK; `unsampled` minus `sdk-quiet` is propagation "
         "(a2a-sdk serialising the extra headers and message metadata) plus our bookkeeping. Because the "
         "instrumentor also silences a2a-sdk's own decorators, a traced call costs about what an untraced one "
         "does with the SDK's defaults (`traced / sdk-defaults`).",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import httpx
 import pytest
 from a2a.client import ClientConfig, ClientFactory
 from a2a.client.card_resolver import A2ACardResolver
@@ -12,7 +13,6 @@ from a2a.types import Role, SendMessageRequest
 from google.protobuf.json_format import MessageToDict
 from opentelemetry.sdk.trace import TracerProvider
 
-import httpx
 from conftest import StartAgent
 from coordbench import semconv
 from coordbench.instrument import A2AInstrumentor
