@@ -7,9 +7,12 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from coordbench.a2a import build_agent_card, create_a2a_app
+from coordbench.backend import create_app
+from coordbench.settings import Settings
 from coordbench.testing import LoopbackServer
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -18,6 +21,9 @@ from agents.relay import RelayExecutor
 from support.otlp_sink import OtlpSink
 
 pytest_plugins = ["pytester"]
+
+# Scripts for other interpreters (a2a-sdk 0.3) and the plugin package the tests install: not test modules.
+collect_ignore_glob = ["agents/v03_*.py", "plugins/*"]
 
 StartAgent = Callable[..., str]
 
@@ -38,6 +44,53 @@ def start_agent() -> Iterator[StartAgent]:
     yield start
     for server in reversed(servers):
         server.stop()
+
+
+class Backend:
+    """A running trace backend (uvicorn on loopback, gRPC on a free port)."""
+
+    def __init__(self, server: LoopbackServer) -> None:
+        self.server = server
+        self.url = server.url.rstrip("/")
+        self.app = server.app
+
+    @property
+    def grpc_port(self) -> int:
+        return int(self.app.state.grpc_port)
+
+    def stats(self) -> dict[str, object]:
+        return httpx.get(f"{self.url}/v1/stats", headers=self.headers, timeout=10).json()
+
+    headers: dict[str, str] = {}  # noqa: RUF012 - replaced per instance when a token is set
+
+
+StartBackend = Callable[..., Backend]
+
+
+@pytest.fixture
+def start_backend() -> Iterator[StartBackend]:
+    """Start the trace backend: ``start_backend(max_spans=10, token="t")`` → :class:`Backend`."""
+    servers: list[LoopbackServer] = []
+
+    def start(**overrides: object) -> Backend:
+        settings = Settings(**{"grpc_port": 0, **overrides})  # type: ignore[arg-type]
+        server = LoopbackServer(lambda _url: create_app(settings))
+        servers.append(server)
+        server.start()
+        backend = Backend(server)
+        if settings.token:
+            backend.headers = {"Authorization": f"Bearer {settings.token.get_secret_value()}"}
+        return backend
+
+    yield start
+    for server in reversed(servers):
+        server.stop()
+
+
+@pytest.fixture
+def backend(start_backend: StartBackend) -> Backend:
+    """A trace backend with default settings."""
+    return start_backend()
 
 
 @pytest.fixture

@@ -8,10 +8,10 @@ downstream (:mod:`coordbench.steps`, the span tree, the agent graph) works on
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import TYPE_CHECKING, Any, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias, cast
 
 from coordbench import semconv
 
@@ -20,11 +20,17 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AttributeValue",
+    "EncodedSpan",
+    "Envelope",
     "SpanData",
     "SpanEvent",
     "SpanKind",
     "StatusCode",
+    "jsonable",
+    "register_span_format",
     "span_data_from_readable",
+    "span_from_dict",
+    "span_to_dict",
     "spans_from_readable",
 ]
 
@@ -164,3 +170,141 @@ def span_data_from_readable(span: ReadableSpan) -> SpanData:
 def spans_from_readable(spans: Iterable[ReadableSpan]) -> list[SpanData]:
     """Convert SDK spans, skipping none; see :func:`span_data_from_readable`."""
     return [span_data_from_readable(s) for s in spans]
+
+
+# --- spans as received: ids now, everything else on demand ----------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """What the spans of one OTLP ``ScopeSpans`` share: their resource and instrumentation scope."""
+
+    resource: Mapping[str, AttributeValue]
+    scope_name: str = ""
+
+
+class EncodedSpan(NamedTuple):
+    """A span as the trace store keeps it: the ids grouping needs, the rest still encoded.
+
+    Building a full :class:`SpanData` costs ~20x more than parsing the span, so the receiver
+    stores this and decodes on read (see ``shared/notes/ingest-performance.md``). ``fmt``
+    names the decoder registered with :func:`register_span_format` (the OTLP module
+    registers ``otlp/protobuf`` and ``otlp/json``), so this module never sees protobuf.
+
+    Attributes:
+        trace_id: 16 bytes.
+        span_id: 8 bytes.
+        parent_span_id: 8 bytes, or empty for a root span.
+        fmt: Name of the payload's format.
+        payload: The encoded span (format-specific).
+        envelope: Resource and scope shared with the other spans of the same scope.
+    """
+
+    trace_id: bytes
+    span_id: bytes
+    parent_span_id: bytes
+    fmt: str
+    payload: Any
+    envelope: Envelope
+
+    def decode(self) -> SpanData:
+        """The full span.
+
+        Raises:
+            KeyError: If no decoder is registered for ``fmt``.
+        """
+        return _FORMATS[self.fmt][0](self)
+
+    def dump(self) -> tuple[str, bytes]:
+        """The payload as bytes, for storage: ``(format, bytes)`` (the format may differ from ``fmt``).
+
+        Raises:
+            KeyError: If no decoder is registered for ``fmt``.
+        """
+        return _FORMATS[self.fmt][1](self)
+
+
+_FORMATS: dict[str, tuple[Callable[[EncodedSpan], SpanData], Callable[[EncodedSpan], tuple[str, bytes]]]] = {}
+
+
+def register_span_format(
+    fmt: str,
+    decoder: Callable[[EncodedSpan], SpanData],
+    dumper: Callable[[EncodedSpan], tuple[str, bytes]],
+) -> None:
+    """Register how to read (``decoder``) and store (``dumper``) :class:`EncodedSpan` payloads of format ``fmt``."""
+    _FORMATS[fmt] = (decoder, dumper)
+
+
+def jsonable(value: AttributeValue) -> Any:
+    """An attribute value as plain JSON (tuples as lists, bytes as hex)."""
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, tuple):
+        return [jsonable(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    return value
+
+
+def span_to_dict(span: SpanData) -> dict[str, Any]:
+    """The span as plain JSON (what the read API returns)."""
+    return {
+        "trace_id": span.trace_id,
+        "span_id": span.span_id,
+        "parent_span_id": span.parent_span_id,
+        "name": span.name,
+        "kind": span.kind.name,
+        "start_time_unix_nano": span.start_time_unix_nano,
+        "end_time_unix_nano": span.end_time_unix_nano,
+        "attributes": {k: jsonable(v) for k, v in span.attributes.items()},
+        "status": {"code": span.status_code.name, "message": span.status_message},
+        "resource": {k: jsonable(v) for k, v in span.resource.items()},
+        "events": [
+            {
+                "name": e.name,
+                "time_unix_nano": e.time_unix_nano,
+                "attributes": {k: jsonable(v) for k, v in e.attributes.items()},
+            }
+            for e in span.events
+        ],
+        "scope": span.scope_name,
+    }
+
+
+def _from_jsonable(value: Any) -> AttributeValue:
+    if isinstance(value, list):
+        return tuple(_from_jsonable(v) for v in cast("list[Any]", value))
+    if isinstance(value, dict):
+        return {str(k): _from_jsonable(v) for k, v in cast("dict[str, Any]", value).items()}
+    return cast("AttributeValue", value)
+
+
+def span_from_dict(data: Mapping[str, Any]) -> SpanData:
+    """Read back what :func:`span_to_dict` wrote (lists become tuples; bytes stay hex strings).
+
+    Raises:
+        KeyError: If a required field is missing.
+        ValueError: If a kind or status code is unknown.
+    """
+    status = cast("Mapping[str, Any]", data.get("status") or {})
+    return SpanData(
+        trace_id=str(data["trace_id"]),
+        span_id=str(data["span_id"]),
+        parent_span_id=data.get("parent_span_id"),
+        name=str(data.get("name", "")),
+        kind=SpanKind[str(data.get("kind", "UNSPECIFIED"))],
+        start_time_unix_nano=int(data["start_time_unix_nano"]),
+        end_time_unix_nano=int(data["end_time_unix_nano"]),
+        attributes={k: _from_jsonable(v) for k, v in cast("Mapping[str, Any]", data.get("attributes") or {}).items()},
+        status_code=StatusCode[str(status.get("code", "UNSET"))],
+        status_message=str(status.get("message", "")),
+        resource={k: _from_jsonable(v) for k, v in cast("Mapping[str, Any]", data.get("resource") or {}).items()},
+        events=tuple(
+            SpanEvent(
+                str(e["name"]), int(e["time_unix_nano"]), {k: _from_jsonable(v) for k, v in e["attributes"].items()}
+            )
+            for e in cast("list[dict[str, Any]]", data.get("events") or [])
+        ),
+        scope_name=str(data.get("scope", "")),
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 from typing import Any
 
@@ -13,6 +14,7 @@ __all__ = [
     "artifacts_chars",
     "estimate_tokens",
     "message_chars",
+    "message_digest",
     "parts_chars",
     "task_state_name",
 ]
@@ -71,6 +73,19 @@ def message_chars(message: Message) -> int:
 def artifacts_chars(artifacts: Iterable[Artifact]) -> int:
     """Characters in the parts of ``artifacts``."""
     return sum(parts_chars(a.parts) for a in artifacts)
+
+
+def message_digest(message: Message) -> str:
+    """BLAKE2b-64 of the message's parts (text as UTF-8, other parts as their encoding), hex.
+
+    Lets the backend spot repeated requests (same caller, callee and content) without the
+    content itself ever leaving the agent.
+    """
+    digest = hashlib.blake2b(digest_size=8)
+    for part in message.parts:
+        digest.update(part.text.encode() if part.WhichOneof("content") == "text" else part.SerializeToString())
+        digest.update(b"\x1f")
+    return digest.hexdigest()
 
 
 def estimate_tokens(chars: int) -> int:

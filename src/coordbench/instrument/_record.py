@@ -54,6 +54,7 @@ class CallRecord:
             message = request.message
             attrs[semconv.GEN_AI_OPERATION_NAME] = semconv.OPERATION_INVOKE_AGENT
             attrs[semconv.A2A_MESSAGE_ID] = message.message_id
+            attrs[semconv.A2A_MESSAGE_DIGEST] = _payload.message_digest(message)
             attrs[semconv.A2A_REQUEST_SIZE] = request.ByteSize()
             attrs[semconv.GEN_AI_USAGE_INPUT_TOKENS] = _payload.estimate_tokens(_payload.message_chars(message))
             self.context_id = message.context_id

@@ -1,0 +1,115 @@
+"""The trace backend as one FastAPI app: OTLP/HTTP and OTLP/gRPC receivers plus the read API."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI, Request, Response
+from fastapi.responses import JSONResponse
+from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
+
+from coordbench import __version__
+from coordbench.auth import bearer_ok
+from coordbench.otlp.grpc import GrpcReceiver
+from coordbench.otlp.http import Inflight
+from coordbench.otlp.http import router as otlp_router
+from coordbench.settings import Settings, load_settings
+from coordbench.store import SqlitePersistence, TraceStore
+from coordbench.store.api import router as read_router
+
+__all__ = ["build_store", "create_app", "mount_backend"]
+
+logger = logging.getLogger(__name__)
+
+OPEN_PATHS = frozenset({"/healthz"})
+
+
+def build_store(settings: Settings) -> TraceStore:
+    """The store the settings describe (durable when ``data_dir`` is set)."""
+    persistence = SqlitePersistence(settings.data_dir, fsync=settings.fsync) if settings.data_dir else None
+    return TraceStore(
+        max_spans=settings.max_spans,
+        max_traces=settings.max_traces,
+        evict_after=settings.evict_after,
+        persistence=persistence,
+    )
+
+
+class _BearerMiddleware(BaseHTTPMiddleware):
+    def __init__(self, app: object, token: str) -> None:
+        super().__init__(app)  # type: ignore[arg-type]
+        self.token = token
+
+    async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
+        if request.url.path not in OPEN_PATHS and not bearer_ok(request.headers.get("authorization"), self.token):
+            return JSONResponse(
+                {"detail": "missing or wrong bearer token"}, status_code=401, headers={"WWW-Authenticate": "Bearer"}
+            )
+        return await call_next(request)
+
+
+def mount_backend(app: FastAPI, settings: Settings, store: TraceStore) -> None:
+    """Add the receiver and read API to an existing app (the green assessor's, for one).
+
+    The caller's lifespan must open and close ``store`` (and may start a :class:`GrpcReceiver`).
+    """
+    app.state.settings = settings
+    app.state.store = store
+    app.state.inflight = Inflight(settings.max_inflight)
+    app.include_router(otlp_router, tags=["otlp"])
+    app.include_router(read_router, tags=["traces"])
+
+
+def create_app(settings: Settings | None = None, *, store: TraceStore | None = None) -> FastAPI:
+    """The trace backend: ``POST /v1/traces``, ``GET /v1/traces[/{id}]``, ``GET /v1/stats``, ``GET /healthz``.
+
+    The lifespan opens the store (loading durable spans) and starts the gRPC receiver when
+    ``grpc_port`` is set; the bound gRPC port is on ``app.state.grpc_port``.
+
+    Args:
+        settings: Settings (default: from the environment).
+        store: A store to use instead of building one from the settings.
+    """
+    settings = settings or load_settings()
+    store = store or build_store(settings)
+    token = settings.token.get_secret_value() if settings.token else None
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncGenerator[None]:
+        await store.open()
+        grpc_receiver: GrpcReceiver | None = None
+        if settings.grpc_port is not None:
+            grpc_receiver = GrpcReceiver(
+                store,
+                host=settings.host,
+                port=settings.grpc_port,
+                max_message_bytes=settings.max_body_bytes,
+                token=token,
+            )
+            app.state.grpc_port = await grpc_receiver.start()
+        try:
+            yield
+        finally:
+            if grpc_receiver is not None:
+                await grpc_receiver.stop()
+            await store.close()
+
+    # No self-tracing: spans about ingesting spans would be exported back here, in a loop.
+    app = FastAPI(
+        title="coordbench trace backend",
+        version=__version__,
+        lifespan=lifespan,
+        telemetry={"tracing": False, "metrics": False, "logs": False},
+    )
+    app.state.grpc_port = None
+    mount_backend(app, settings, store)
+    if token:
+        app.add_middleware(_BearerMiddleware, token=token)
+
+    @app.get("/healthz", tags=["health"])
+    async def healthz() -> dict[str, str]:  # pyright: ignore[reportUnusedFunction]
+        return {"status": "ok"}
+
+    return app

@@ -1,0 +1,6 @@
+"""``python -m coordbench.cli``: the same as the ``coordbench`` command."""
+
+from coordbench.cli import main
+
+if __name__ == "__main__":
+    main()

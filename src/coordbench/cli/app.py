@@ -1,0 +1,51 @@
+"""``coordbench``: serve the trace backend, check ground truth (more commands arrive with the assessor)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from coordbench import __version__
+from coordbench.cli.groundtruth import groundtruth
+from coordbench.cli.receiver import receiver
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="coordbench",
+    help="OpenTelemetry-native tracing and evaluation of coordination in A2A multi-agent systems.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+app.command("receiver")(receiver)
+app.command("groundtruth")(groundtruth)
+
+err = Console(stderr=True)
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(__version__)
+        raise typer.Exit
+
+
+@app.callback()
+def _root(
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log at INFO level.")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
+
+
+def main() -> None:
+    """Entry point of the ``coordbench`` script."""
+    app()

@@ -1,0 +1,54 @@
+"""``coordbench receiver``: the trace backend on its own (OTLP/HTTP, OTLP/gRPC, read API)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+import uvicorn
+from rich.console import Console
+
+from coordbench.backend import create_app
+from coordbench.errors import ConfigurationError
+from coordbench.settings import load_settings
+
+__all__ = ["receiver"]
+
+
+def receiver(
+    host: Annotated[
+        str | None, typer.Option(help="Interface to bind [env COORDBENCH_HOST, default 127.0.0.1].")
+    ] = None,
+    port: Annotated[int | None, typer.Option(help="HTTP port [env COORDBENCH_PORT, default 4318].")] = None,
+    grpc_port: Annotated[
+        int | None, typer.Option(help="OTLP/gRPC port, 0 for any free port [env COORDBENCH_GRPC_PORT, default 4317].")
+    ] = None,
+    no_grpc: Annotated[bool, typer.Option("--no-grpc", help="Do not serve OTLP/gRPC.")] = False,
+    data_dir: Annotated[
+        Path | None, typer.Option(help="Keep spans durably here (SQLite) [env COORDBENCH_DATA_DIR; default: memory].")
+    ] = None,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            help="Require 'Authorization: Bearer TOKEN' [env COORDBENCH_TOKEN].", envvar=None, show_default=False
+        ),
+    ] = None,
+) -> None:
+    """Serve the trace backend: POST /v1/traces (OTLP/HTTP), OTLP/gRPC, GET /v1/traces[/{id}], GET /v1/stats."""
+    console = Console(stderr=True)
+    try:
+        settings = load_settings(host=host, port=port, grpc_port=grpc_port, data_dir=data_dir, token=token)
+        if no_grpc:
+            settings = settings.model_copy(update={"grpc_port": None})
+    except ConfigurationError as exc:
+        console.print(f"[red]error:[/red] {exc.message}")
+        raise typer.Exit(2) from exc
+    app = create_app(settings)
+    grpc = "off" if settings.grpc_port is None else str(settings.grpc_port)
+    storage = f"durable in {settings.data_dir}" if settings.data_dir else "in memory"
+    console.print(
+        f"coordbench receiver: http://{settings.host}:{settings.port}/v1/traces, OTLP/gRPC port {grpc}, spans {storage}"
+        f"{', bearer token required' if settings.token else ''}"
+    )
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")

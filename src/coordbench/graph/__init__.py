@@ -1,0 +1,18 @@
+"""Span trees → StepTree → AgentGraph, and the graph metrics computed on them."""
+
+from coordbench.graph.agentgraph import AGENT, HOST, agent_view, build_agent_graph, flow_view, with_tools
+from coordbench.graph.evaluate import evaluate_graph
+from coordbench.graph.steptree import VIRTUAL_ROOT, CriticalPath, StepTree
+
+__all__ = [
+    "AGENT",
+    "HOST",
+    "VIRTUAL_ROOT",
+    "CriticalPath",
+    "StepTree",
+    "agent_view",
+    "build_agent_graph",
+    "evaluate_graph",
+    "flow_view",
+    "with_tools",
+]

@@ -1,0 +1,32 @@
+"""Metric plugins over the agent graph and StepTree, detections and the coordination classification."""
+
+from coordbench.graph.metrics.detections import Classification, Detections, Label, Thresholds, classify, detect
+from coordbench.graph.metrics.registry import (
+    ENTRY_POINT_GROUP,
+    EdgeModel,
+    Metric,
+    MetricInput,
+    available_metrics,
+    select_metrics,
+)
+from coordbench.graph.metrics.result import AgentSummary, EdgeSummary, GraphMetrics, MetricInfo, canonical_json
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "AgentSummary",
+    "Classification",
+    "Detections",
+    "EdgeModel",
+    "EdgeSummary",
+    "GraphMetrics",
+    "Label",
+    "Metric",
+    "MetricInfo",
+    "MetricInput",
+    "Thresholds",
+    "available_metrics",
+    "canonical_json",
+    "classify",
+    "detect",
+    "select_metrics",
+]

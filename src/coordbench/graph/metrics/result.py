@@ -1,0 +1,126 @@
+"""``GraphMetrics``: the JSON-serialisable, deterministic result of the graph evaluation."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from coordbench.graph.metrics.detections import Classification, Detections, Label, Thresholds
+
+__all__ = ["AgentSummary", "EdgeSummary", "GraphMetrics", "MetricInfo", "canonical_json"]
+
+_DIGITS = 12
+
+
+def _canonical(value: Any) -> Any:
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return None
+        rounded = float(f"{value:.{_DIGITS}g}")
+        return 0.0 if rounded == 0 else rounded
+    if isinstance(value, Mapping):
+        return {str(k): _canonical(v) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    if isinstance(value, list | tuple):
+        return [_canonical(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
+    return value
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys, no spaces, floats at 12 significant digits and non-finite floats as null.
+
+    The same input gives the same bytes, whatever dict order or last-bit float noise the
+    computation had.
+
+    Example:
+        >>> canonical_json({"b": 0.1 + 0.2, "a": [float("inf"), 1]})
+        '{"a":[null,1],"b":0.3}'
+    """
+    return json.dumps(_canonical(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+class AgentSummary(BaseModel):
+    """One agent of the graph."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    role: str
+    requests: int
+    calls: int
+    errors: int
+    tool_calls: int
+    tool_time_ms: float
+
+
+class EdgeSummary(BaseModel):
+    """One caller → callee pair."""
+
+    model_config = ConfigDict(frozen=True)
+
+    caller: str
+    callee: str
+    count: int
+    errors: int
+    polls: int
+    latency_mean_ms: float
+    latency_p50_ms: float
+    latency_max_ms: float
+
+
+class MetricInfo(BaseModel):
+    """How a metric reads the interactions."""
+
+    model_config = ConfigDict(frozen=True)
+
+    description: str
+    edge_model: str
+    includes_tools: bool
+    includes_hosts: bool
+
+
+class GraphMetrics(BaseModel):
+    """Everything the graph tier says about one evaluation.
+
+    Attributes:
+        traces: Trace ids evaluated.
+        agents: Every agent (hosts included, with their role), by name.
+        hosts: Agents treated as hosts (left out of the coordination metrics).
+        edges: Caller → callee pairs among all agents, by name.
+        interactions: Messages between the agents the metrics cover (hosts left out).
+        metrics: Plugin results by metric name.
+        metric_info: How each metric reads the interactions.
+        metric_errors: Metrics that failed, with the error (the others still count).
+        detections: What the thresholds flag.
+        thresholds: The thresholds used.
+        classification: ``high``, ``medium``, ``low`` or ``bottleneck``.
+        label: The scenario label (``partial_isolation`` or ``<classification>_coordination``).
+        orphan_steps: Steps whose parent never arrived (the trace was incomplete).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    traces: list[str]
+    agents: list[AgentSummary]
+    hosts: list[str]
+    edges: list[EdgeSummary]
+    interactions: int
+    metrics: dict[str, Any]
+    metric_info: dict[str, MetricInfo]
+    metric_errors: dict[str, str]
+    detections: Detections
+    thresholds: Thresholds
+    classification: Classification
+    label: Label
+    orphan_steps: int
+
+    def to_json(self) -> str:
+        """Canonical JSON (see :func:`canonical_json`): byte-identical for the same spans."""
+        return canonical_json(self.model_dump(mode="python"))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The canonical JSON as plain data."""
+        return json.loads(self.to_json())

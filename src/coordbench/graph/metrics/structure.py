@@ -1,0 +1,80 @@
+"""Structure: how dense, clustered, connected and reciprocal the interactions are."""
+
+from __future__ import annotations
+
+import networkx as nx
+
+from coordbench.graph.agentgraph import flow_view
+from coordbench.graph.metrics.registry import Metric
+
+__all__ = ["CLUSTERING", "COMPONENTS", "DENSITY", "RECIPROCITY", "clustering", "components", "density", "reciprocity"]
+
+
+def density(G: nx.DiGraph[str]) -> float:
+    """Directed density ``m / (n (n - 1))``: the share of possible caller → callee pairs used.
+
+    0 for n < 2. Not size-invariant (a star has density ``1/n``), which is why the
+    classification also looks at connectivity and concentration.
+
+    Example:
+        >>> density(nx.DiGraph([("a", "b"), ("b", "c"), ("c", "a")]))
+        0.5
+    """
+    n = G.number_of_nodes()
+    return G.number_of_edges() / (n * (n - 1)) if n > 1 else 0.0
+
+
+def clustering(G: nx.DiGraph[str]) -> float:
+    """Average clustering coefficient of the undirected flow view.
+
+    The share of an agent's partners that also talk to each other, averaged over agents
+    (agents with fewer than two partners count as 0). Undirected, because who initiated a
+    call does not change whether three agents form a working group.
+
+    Example:
+        >>> clustering(nx.DiGraph([("a", "b"), ("b", "c"), ("a", "c")]))
+        1.0
+    """
+    if G.number_of_nodes() == 0:
+        return 0.0
+    return float(nx.average_clustering(flow_view(G)))
+
+
+def components(G: nx.DiGraph[str]) -> dict[str, object]:
+    """Connected components: weakly (ignoring direction) and strongly connected.
+
+    Returns:
+        ``{"weak": k, "strong": k, "weak_sizes": [largest first]}``.
+
+    Example:
+        >>> components(nx.DiGraph([("a", "b"), ("c", "d")]))
+        {'weak': 2, 'strong': 4, 'weak_sizes': [2, 2]}
+    """
+    if G.number_of_nodes() == 0:
+        return {"weak": 0, "strong": 0, "weak_sizes": []}
+    weak = sorted((len(c) for c in nx.weakly_connected_components(G)), reverse=True)
+    return {"weak": len(weak), "strong": nx.number_strongly_connected_components(G), "weak_sizes": weak}
+
+
+def reciprocity(G: nx.DiGraph[str]) -> float:
+    """Share of caller → callee edges whose callee also calls the caller back (0 with no edges).
+
+    Example:
+        >>> reciprocity(nx.DiGraph([("a", "b"), ("b", "a"), ("a", "c")]))
+        0.6666666666666666
+    """
+    if G.number_of_edges() == 0:
+        return 0.0
+    return float(nx.overall_reciprocity(G))  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+
+
+DENSITY = Metric("density", lambda i: density(i.graph), "Share of possible caller-callee pairs used.", "directed")
+CLUSTERING = Metric(
+    "clustering", lambda i: clustering(i.graph), "Average clustering of who-works-with-whom.", "undirected-flow"
+)
+COMPONENTS = Metric(
+    "connected_components", lambda i: components(i.graph), "Weakly and strongly connected components.", "directed"
+)
+RECIPROCITY = Metric(
+    "reciprocity", lambda i: reciprocity(i.graph), "Share of calls answered by calls back.", "directed"
+)

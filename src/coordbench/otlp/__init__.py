@@ -1,0 +1,25 @@
+"""OTLP in and out: decoding exports into domain spans, encoding spans, HTTP and gRPC receivers."""
+
+from coordbench.otlp.decode import (
+    FORMAT_JSON,
+    FORMAT_PROTOBUF,
+    DecodeResult,
+    OtlpDecodeError,
+    decode_json,
+    decode_protobuf,
+    decode_request,
+)
+from coordbench.otlp.encode import export_request, export_request_json, span_message
+
+__all__ = [
+    "FORMAT_JSON",
+    "FORMAT_PROTOBUF",
+    "DecodeResult",
+    "OtlpDecodeError",
+    "decode_json",
+    "decode_protobuf",
+    "decode_request",
+    "export_request",
+    "export_request_json",
+    "span_message",
+]

@@ -1,0 +1,383 @@
+"""Decoding OTLP trace exports (protobuf and JSON) into encoded domain spans. Pure: no I/O.
+
+The walk keeps per span only what grouping needs (trace id, span id, parent id) plus the
+span's own encoding; :meth:`~coordbench.spans.EncodedSpan.decode` builds the full
+:class:`~coordbench.spans.SpanData` later, when someone reads the trace.
+
+OTLP/JSON is not the protobuf JSON mapping: ids are hex, enums are integers, 64-bit integers
+may be strings, and unknown fields must be ignored, so it is walked directly rather than
+parsed with ``google.protobuf.json_format`` (which also runs at a fraction of the speed).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from google.protobuf.message import DecodeError
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+from coordbench.errors import CoordbenchError
+from coordbench.spans import (
+    AttributeValue,
+    EncodedSpan,
+    Envelope,
+    SpanData,
+    SpanEvent,
+    SpanKind,
+    StatusCode,
+    register_span_format,
+)
+
+__all__ = [
+    "FORMAT_JSON",
+    "FORMAT_PROTOBUF",
+    "DecodeResult",
+    "OtlpDecodeError",
+    "decode_json",
+    "decode_protobuf",
+    "decode_request",
+]
+
+FORMAT_PROTOBUF = "otlp/protobuf"
+FORMAT_JSON = "otlp/json"
+
+_ZERO_TRACE = bytes(16)
+_ZERO_SPAN = bytes(8)
+
+
+class OtlpDecodeError(CoordbenchError, ValueError):
+    """The body is not an ``ExportTraceServiceRequest`` in the declared encoding."""
+
+    default_message = "cannot decode ExportTraceServiceRequest"
+
+
+@dataclass
+class DecodeResult:
+    """The spans of one export request, and what was rejected and why."""
+
+    spans: list[EncodedSpan] = field(default_factory=list[EncodedSpan])
+    rejected: Counter[str] = field(default_factory=Counter[str])
+
+    @property
+    def rejected_count(self) -> int:
+        """Number of spans rejected."""
+        return sum(self.rejected.values())
+
+    @property
+    def received(self) -> int:
+        """Number of spans in the request (kept or rejected)."""
+        return len(self.spans) + self.rejected_count
+
+    def rejection_message(self) -> str:
+        """``"3 spans rejected: invalid trace_id (2), invalid span_id (1)"``, or empty."""
+        if not self.rejected:
+            return ""
+        reasons = ", ".join(f"{reason} ({n})" for reason, n in sorted(self.rejected.items()))
+        return f"{self.rejected_count} spans rejected: {reasons}"
+
+
+def _check_ids(trace_id: bytes, span_id: bytes, parent: bytes) -> str | None:
+    if len(trace_id) != 16 or trace_id == _ZERO_TRACE:
+        return "invalid trace_id (must be 16 non-zero bytes)"
+    if len(span_id) != 8 or span_id == _ZERO_SPAN:
+        return "invalid span_id (must be 8 non-zero bytes)"
+    if parent and len(parent) != 8:
+        return "invalid parent_span_id (must be empty or 8 bytes)"
+    return None
+
+
+# --- protobuf --------------------------------------------------------------------------------
+
+
+def _any_value(value: AnyValue) -> AttributeValue:
+    kind = value.WhichOneof("value")
+    if kind == "string_value":
+        return value.string_value
+    if kind == "int_value":
+        return value.int_value
+    if kind == "bool_value":
+        return value.bool_value
+    if kind == "double_value":
+        return value.double_value
+    if kind == "array_value":
+        return tuple(_any_value(v) for v in value.array_value.values)
+    if kind == "kvlist_value":
+        return {kv.key: _any_value(kv.value) for kv in value.kvlist_value.values}
+    if kind == "bytes_value":
+        return value.bytes_value
+    return None
+
+
+def _attributes(pairs: Sequence[KeyValue]) -> dict[str, AttributeValue]:
+    return {kv.key: _any_value(kv.value) for kv in pairs}
+
+
+def decode_protobuf(body: bytes) -> DecodeResult:
+    """Decode an ``application/x-protobuf`` export request.
+
+    Args:
+        body: The (decompressed) request body.
+
+    Returns:
+        The spans with valid ids, and the rejected ones counted by reason.
+
+    Raises:
+        OtlpDecodeError: If the body is not a valid ``ExportTraceServiceRequest``.
+    """
+    request = ExportTraceServiceRequest()
+    try:
+        request.ParseFromString(body)
+    except DecodeError as exc:
+        raise OtlpDecodeError(f"cannot decode ExportTraceServiceRequest (protobuf): {exc}") from exc
+    return decode_request(request)
+
+
+def decode_request(request: ExportTraceServiceRequest) -> DecodeResult:
+    """Walk an already parsed export request (the gRPC receiver gets one from grpcio)."""
+    result = DecodeResult()
+    out = result.spans
+    for resource_spans in request.resource_spans:
+        resource = _attributes(resource_spans.resource.attributes)
+        for scope_spans in resource_spans.scope_spans:
+            envelope = Envelope(resource, scope_spans.scope.name)
+            for span in scope_spans.spans:
+                trace_id, span_id, parent = span.trace_id, span.span_id, span.parent_span_id
+                problem = _check_ids(trace_id, span_id, parent)
+                if problem is not None:
+                    result.rejected[problem] += 1
+                    continue
+                out.append(EncodedSpan(trace_id, span_id, parent, FORMAT_PROTOBUF, span.SerializeToString(), envelope))
+    return result
+
+
+def _kind(value: int) -> SpanKind:
+    return SpanKind(value) if 0 <= value <= 5 else SpanKind.UNSPECIFIED
+
+
+def _status(value: int) -> StatusCode:
+    return StatusCode(value) if 0 <= value <= 2 else StatusCode.UNSET
+
+
+def _protobuf_span_data(encoded: EncodedSpan) -> SpanData:
+    span = Span.FromString(encoded.payload)
+    return SpanData(
+        trace_id=encoded.trace_id.hex(),
+        span_id=encoded.span_id.hex(),
+        parent_span_id=encoded.parent_span_id.hex() or None,
+        name=span.name,
+        kind=_kind(span.kind),
+        start_time_unix_nano=span.start_time_unix_nano,
+        end_time_unix_nano=span.end_time_unix_nano,
+        attributes=_attributes(span.attributes),
+        status_code=_status(span.status.code),
+        status_message=span.status.message,
+        resource=encoded.envelope.resource,
+        events=tuple(SpanEvent(e.name, e.time_unix_nano, _attributes(e.attributes)) for e in span.events),
+        scope_name=encoded.envelope.scope_name,
+    )
+
+
+# --- JSON ------------------------------------------------------------------------------------
+
+
+class _Bad(ValueError):
+    """One span is malformed (it is rejected; the rest of the request is kept)."""
+
+
+def _hex_id(value: Any, width: int, field_name: str, *, optional: bool = False) -> bytes:
+    if value is None or value == "":
+        if optional:
+            return b""
+        raise _Bad(f"invalid {field_name} (missing)")
+    if not isinstance(value, str):
+        raise _Bad(f"invalid {field_name} (not a hex string)")
+    try:
+        raw = bytes.fromhex(value)
+    except ValueError:
+        raise _Bad(f"invalid {field_name} (not hex)") from None
+    if len(raw) != width:
+        raise _Bad(f"invalid {field_name} (must be {width} bytes)")
+    return raw
+
+
+def _json_int(value: Any, field_name: str) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, bool):
+        raise _Bad(f"invalid {field_name} (not an integer)")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            pass
+    raise _Bad(f"invalid {field_name} (not an integer)")
+
+
+def _json_value(value: Any) -> AttributeValue:
+    if not isinstance(value, Mapping):
+        raise _Bad("invalid attribute value (not an object)")
+    v = cast("Mapping[str, Any]", value)
+    if "stringValue" in v:
+        return str(v["stringValue"])
+    if "intValue" in v:
+        return _json_int(v["intValue"], "intValue")
+    if "boolValue" in v:
+        return bool(v["boolValue"])
+    if "doubleValue" in v:
+        raw = v["doubleValue"]
+        try:
+            return float(raw)
+        except (TypeError, ValueError):
+            raise _Bad("invalid doubleValue") from None
+    if "arrayValue" in v:
+        items: Any = cast("Mapping[str, Any]", v["arrayValue"] or {}).get("values") or []
+        return tuple(_json_value(x) for x in cast("list[Any]", items))
+    if "kvlistValue" in v:
+        pairs: Any = cast("Mapping[str, Any]", v["kvlistValue"] or {}).get("values") or []
+        return _json_attributes(pairs)
+    if "bytesValue" in v:
+        try:
+            return base64.b64decode(str(v["bytesValue"]), validate=True)
+        except (binascii.Error, ValueError):
+            raise _Bad("invalid bytesValue (not base64)") from None
+    return None
+
+
+def _json_attributes(pairs: Any) -> dict[str, AttributeValue]:
+    if pairs is None:
+        return {}
+    if not isinstance(pairs, list):
+        raise _Bad("invalid attributes (not a list)")
+    out: dict[str, AttributeValue] = {}
+    for pair in cast("list[Any]", pairs):
+        if not isinstance(pair, Mapping) or not isinstance(cast("Mapping[str, Any]", pair).get("key"), str):
+            raise _Bad("invalid attribute (needs a string key)")
+        kv = cast("Mapping[str, Any]", pair)
+        out[kv["key"]] = _json_value(kv.get("value") or {})
+    return out
+
+
+def _objects(value: Any, where: str) -> list[Mapping[str, Any]]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(x, Mapping) for x in cast("list[Any]", value)):
+        raise OtlpDecodeError(f"cannot decode ExportTraceServiceRequest (JSON): {where} must be a list of objects")
+    return cast("list[Mapping[str, Any]]", value)
+
+
+def decode_json(body: bytes) -> DecodeResult:
+    """Decode an ``application/json`` (OTLP/JSON) export request.
+
+    Args:
+        body: The (decompressed) request body.
+
+    Returns:
+        The spans with valid ids and well-formed fields, and the rejected ones by reason.
+
+    Raises:
+        OtlpDecodeError: If the body is not JSON or not shaped like an export request.
+    """
+    try:
+        document = json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise OtlpDecodeError(f"cannot decode ExportTraceServiceRequest (JSON): {exc}") from exc
+    if not isinstance(document, Mapping):
+        raise OtlpDecodeError("cannot decode ExportTraceServiceRequest (JSON): the body must be an object")
+    result = DecodeResult()
+    for resource_spans in _objects(cast("Mapping[str, Any]", document).get("resourceSpans"), "resourceSpans"):
+        raw_resource: Any = resource_spans.get("resource") or {}
+        try:
+            resource = _json_attributes(cast("Mapping[str, Any]", raw_resource).get("attributes"))
+        except (_Bad, AttributeError) as exc:
+            raise OtlpDecodeError(f"cannot decode ExportTraceServiceRequest (JSON): resource: {exc}") from exc
+        for scope_spans in _objects(resource_spans.get("scopeSpans"), "scopeSpans"):
+            scope: Any = scope_spans.get("scope") or {}
+            scope_name = cast("Mapping[str, Any]", scope).get("name") if isinstance(scope, Mapping) else ""
+            envelope = Envelope(resource, scope_name if isinstance(scope_name, str) else "")
+            for span in _objects(scope_spans.get("spans"), "spans"):
+                try:
+                    trace_id = _hex_id(span.get("traceId"), 16, "trace_id")
+                    span_id = _hex_id(span.get("spanId"), 8, "span_id")
+                    parent = _hex_id(span.get("parentSpanId"), 8, "parent_span_id", optional=True)
+                    if trace_id == _ZERO_TRACE:
+                        raise _Bad("invalid trace_id (must be 16 non-zero bytes)")
+                    if span_id == _ZERO_SPAN:
+                        raise _Bad("invalid span_id (must be 8 non-zero bytes)")
+                    data = _json_span_data(span, trace_id, span_id, parent, envelope)
+                except _Bad as exc:
+                    result.rejected[str(exc)] += 1
+                    continue
+                result.spans.append(EncodedSpan(trace_id, span_id, parent, FORMAT_JSON, data, envelope))
+    return result
+
+
+def _json_span_data(
+    span: Mapping[str, Any], trace_id: bytes, span_id: bytes, parent: bytes, envelope: Envelope
+) -> SpanData:
+    """Validate and convert one OTLP/JSON span (done at ingest: the dict is already in memory)."""
+    name = span.get("name", "")
+    if not isinstance(name, str):
+        raise _Bad("invalid name (not a string)")
+    status: Any = span.get("status") or {}
+    if not isinstance(status, Mapping):
+        raise _Bad("invalid status (not an object)")
+    status_map = cast("Mapping[str, Any]", status)
+    message = status_map.get("message", "")
+    events: list[SpanEvent] = []
+    raw_events: Any = span.get("events") or []
+    if not isinstance(raw_events, list):
+        raise _Bad("invalid events (not a list)")
+    for event in cast("list[Any]", raw_events):
+        if not isinstance(event, Mapping):
+            raise _Bad("invalid event (not an object)")
+        e = cast("Mapping[str, Any]", event)
+        events.append(
+            SpanEvent(
+                str(e.get("name", "")),
+                _json_int(e.get("timeUnixNano"), "timeUnixNano"),
+                _json_attributes(e.get("attributes")),
+            )
+        )
+    return SpanData(
+        trace_id=trace_id.hex(),
+        span_id=span_id.hex(),
+        parent_span_id=parent.hex() or None,
+        name=name,
+        kind=_kind(_json_int(span.get("kind"), "kind")),
+        start_time_unix_nano=_json_int(span.get("startTimeUnixNano"), "startTimeUnixNano"),
+        end_time_unix_nano=_json_int(span.get("endTimeUnixNano"), "endTimeUnixNano"),
+        attributes=_json_attributes(span.get("attributes")),
+        status_code=_status(_json_int(status_map.get("code"), "status.code")),
+        status_message=message if isinstance(message, str) else str(message),
+        resource=envelope.resource,
+        events=tuple(events),
+        scope_name=envelope.scope_name,
+    )
+
+
+def _json_decoded(encoded: EncodedSpan) -> SpanData:
+    return cast("SpanData", encoded.payload)
+
+
+def _protobuf_dump(encoded: EncodedSpan) -> tuple[str, bytes]:
+    return FORMAT_PROTOBUF, cast("bytes", encoded.payload)
+
+
+def _json_dump(encoded: EncodedSpan) -> tuple[str, bytes]:
+    from coordbench.otlp.encode import span_message
+
+    return FORMAT_PROTOBUF, span_message(_json_decoded(encoded)).SerializeToString()
+
+
+register_span_format(FORMAT_PROTOBUF, _protobuf_span_data, _protobuf_dump)
+register_span_format(FORMAT_JSON, _json_decoded, _json_dump)

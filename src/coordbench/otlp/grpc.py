@@ -1,0 +1,93 @@
+"""OTLP/gRPC trace receiver (``TraceService/Export``), sharing the decoder and the store."""
+
+from __future__ import annotations
+
+import logging
+
+import grpc
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+
+from coordbench.auth import bearer_ok
+from coordbench.otlp.decode import decode_request
+from coordbench.store import StoreUnavailableError, TraceStore
+
+__all__ = ["GrpcReceiver"]
+
+logger = logging.getLogger(__name__)
+
+
+_Context = grpc.aio.ServicerContext[ExportTraceServiceRequest, ExportTraceServiceResponse]
+
+
+class _TraceService(trace_service_pb2_grpc.TraceServiceServicer):
+    def __init__(self, store: TraceStore, token: str | None) -> None:
+        self.store = store
+        self.token = token
+
+    async def Export(
+        self,
+        request: ExportTraceServiceRequest,
+        context: grpc.aio.ServicerContext[ExportTraceServiceRequest, ExportTraceServiceResponse],
+    ) -> ExportTraceServiceResponse:
+        metadata = dict(context.invocation_metadata() or ())
+        authorization = metadata.get("authorization")
+        if not bearer_ok(authorization if isinstance(authorization, str) else None, self.token):
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
+        result = decode_request(request)
+        if result.rejected:
+            self.store.record_rejected(result.rejected_count, dict(result.rejected))
+            logger.warning("OTLP/gRPC export: %s", result.rejection_message())
+        try:
+            await self.store.add(result.spans)
+        except StoreUnavailableError as exc:
+            # UNAVAILABLE is retryable for OTLP/gRPC clients.
+            await context.abort(grpc.StatusCode.UNAVAILABLE, exc.message)
+        response = ExportTraceServiceResponse()
+        if result.rejected:
+            response.partial_success.rejected_spans = result.rejected_count
+            response.partial_success.error_message = result.rejection_message()
+        return response
+
+
+class GrpcReceiver:
+    """A ``grpc.aio`` server on the running event loop.
+
+    Args:
+        store: Where spans go.
+        host: Interface to bind.
+        port: Port (0: any free port; see :attr:`port` after :meth:`start`).
+        max_message_bytes: Largest request accepted (gRPC's default is 4 MiB; OTLP recommends more).
+        token: Bearer token to require, if any.
+    """
+
+    def __init__(self, store: TraceStore, *, host: str, port: int, max_message_bytes: int, token: str | None) -> None:
+        """Prepare the server (it starts in :meth:`start`)."""
+        self._store = store
+        self._host = host
+        self._requested_port = port
+        self._max = max_message_bytes
+        self._token = token
+        self._server: grpc.aio.Server | None = None
+        self.port: int | None = None
+
+    async def start(self) -> int:
+        """Bind and start serving; returns the bound port."""
+        server = grpc.aio.server(options=[("grpc.max_receive_message_length", self._max), ("grpc.so_reuseport", 0)])
+        trace_service_pb2_grpc.add_TraceServiceServicer_to_server(_TraceService(self._store, self._token), server)  # pyright: ignore[reportUnknownMemberType]
+        self.port = server.add_insecure_port(f"{self._host}:{self._requested_port}")
+        if self.port == 0:
+            raise OSError(f"cannot bind OTLP/gRPC to {self._host}:{self._requested_port}")
+        await server.start()
+        self._server = server
+        logger.info("OTLP/gRPC receiver on %s:%d", self._host, self.port)
+        return self.port
+
+    async def stop(self, grace: float = 2.0) -> None:
+        """Stop serving (finishing in-flight calls for up to ``grace`` seconds)."""
+        if self._server is not None:
+            await self._server.stop(grace)
+            self._server = None

@@ -1,0 +1,178 @@
+"""OTLP/HTTP trace receiver: ``POST /v1/traces`` (protobuf or JSON, gzip or deflate).
+
+Answers follow the OTLP specification: an ``ExportTraceServiceResponse`` in the request's
+encoding, ``partial_success`` for rejected spans, ``google.rpc.Status`` bodies for errors,
+400 for undecodable data, 413 over the size cap (also after decompression: no gzip bombs),
+415 for unknown content types or encodings, 429 when too many exports are being decoded and
+503 when the store is full, both with ``Retry-After``. Only spans that are stored are
+acknowledged.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import zlib
+from collections.abc import Callable
+from typing import Any
+
+import anyio.to_thread
+from fastapi import APIRouter, Request, Response
+from google.rpc import code_pb2, status_pb2  # pyright: ignore[reportMissingTypeStubs] - generated, ships .pyi only
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+
+from coordbench.otlp.decode import DecodeResult, OtlpDecodeError, decode_json, decode_protobuf
+from coordbench.settings import Settings
+from coordbench.store import StoreUnavailableError, TraceStore
+
+__all__ = ["CONTENT_JSON", "CONTENT_PROTOBUF", "router"]
+
+logger = logging.getLogger(__name__)
+
+CONTENT_PROTOBUF = "application/x-protobuf"
+CONTENT_JSON = "application/json"
+
+router = APIRouter()
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def status_response(http_status: int, code: int, message: str, content_type: str, **headers: str) -> Response:
+    """An error answer carrying a ``google.rpc.Status`` in the request's encoding."""
+    if content_type == CONTENT_JSON:
+        body = json.dumps({"code": code, "message": message}).encode()
+    else:
+        body = status_pb2.Status(code=code, message=message).SerializeToString()
+    return Response(body, status_code=http_status, media_type=content_type, headers=headers or None)
+
+
+def _decompress(raw: bytes, encoding: str, limit: int) -> bytes:
+    """Inflate ``raw``; refuse to produce more than ``limit`` bytes."""
+    if encoding in ("", "identity"):
+        return raw
+    wbits = 16 + zlib.MAX_WBITS if encoding == "gzip" else zlib.MAX_WBITS
+    out = bytearray()
+    data = raw
+    while data:
+        inflater = zlib.decompressobj(wbits)
+        try:
+            out += inflater.decompress(data, limit + 1 - len(out))
+        except zlib.error:
+            if encoding == "deflate" and wbits > 0 and not out:
+                wbits = -zlib.MAX_WBITS  # raw deflate without the zlib header, as some clients send
+                continue
+            raise
+        if len(out) > limit or inflater.unconsumed_tail:
+            raise _TooLarge
+        if not inflater.eof:
+            raise zlib.error("truncated compressed body")
+        data = inflater.unused_data  # concatenated gzip members
+    return bytes(out)
+
+
+def _decode(raw: bytes, encoding: str, content_type: str, limit: int) -> DecodeResult:
+    body = _decompress(raw, encoding, limit)
+    return decode_protobuf(body) if content_type == CONTENT_PROTOBUF else decode_json(body)
+
+
+def _success(result: DecodeResult, content_type: str) -> Response:
+    rejected = result.rejected_count
+    if content_type == CONTENT_JSON:
+        payload: dict[str, Any] = {}
+        if rejected:
+            payload["partialSuccess"] = {"rejectedSpans": str(rejected), "errorMessage": result.rejection_message()}
+        return Response(json.dumps(payload).encode(), media_type=CONTENT_JSON)
+    response = ExportTraceServiceResponse()
+    if rejected:
+        response.partial_success.rejected_spans = rejected
+        response.partial_success.error_message = result.rejection_message()
+    return Response(response.SerializeToString(), media_type=CONTENT_PROTOBUF)
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise _TooLarge
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise _TooLarge
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+class Inflight:
+    """Counts export requests being decoded, to answer 429 instead of queueing without bound."""
+
+    def __init__(self, limit: int) -> None:
+        """Allow ``limit`` at once."""
+        self.limit = limit
+        self.current = 0
+
+
+@router.post("/v1/traces", summary="OTLP/HTTP trace export")
+async def export_traces(request: Request) -> Response:
+    """Receive an OTLP/HTTP ``ExportTraceServiceRequest``."""
+    settings: Settings = request.app.state.settings
+    store: TraceStore = request.app.state.store
+    inflight: Inflight = request.app.state.inflight
+    content_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if content_type not in (CONTENT_PROTOBUF, CONTENT_JSON):
+        return status_response(
+            415,
+            code_pb2.INVALID_ARGUMENT,
+            f"unsupported Content-Type {content_type!r}; use {CONTENT_PROTOBUF} or {CONTENT_JSON}",
+            CONTENT_PROTOBUF,
+        )
+    encoding = request.headers.get("content-encoding", "").strip().lower()
+    if encoding not in ("", "identity", "gzip", "deflate"):
+        return status_response(
+            415,
+            code_pb2.INVALID_ARGUMENT,
+            f"unsupported Content-Encoding {encoding!r}; use gzip or deflate",
+            content_type,
+        )
+    limit = settings.max_body_bytes
+    if inflight.current >= inflight.limit:
+        return status_response(
+            429,
+            code_pb2.RESOURCE_EXHAUSTED,
+            f"{inflight.current} exports are being decoded; retry later",
+            content_type,
+            **{"Retry-After": f"{settings.retry_after:g}"},
+        )
+    inflight.current += 1
+    try:
+        try:
+            raw = await _read_body(request, limit)
+            work: Callable[[], DecodeResult] = lambda: _decode(raw, encoding, content_type, limit)  # noqa: E731
+            result = await anyio.to_thread.run_sync(work) if len(raw) > settings.decode_in_thread_bytes else work()
+        except _TooLarge:
+            return status_response(
+                413,
+                code_pb2.RESOURCE_EXHAUSTED,
+                f"request body larger than {limit} bytes (after decompression)",
+                content_type,
+            )
+        except zlib.error as exc:
+            return status_response(
+                400, code_pb2.INVALID_ARGUMENT, f"cannot decompress {encoding} body: {exc}", content_type
+            )
+        except OtlpDecodeError as exc:
+            return status_response(400, code_pb2.INVALID_ARGUMENT, exc.message, content_type)
+    finally:
+        inflight.current -= 1
+    if result.rejected:
+        store.record_rejected(result.rejected_count, dict(result.rejected))
+        logger.warning("OTLP export: %s", result.rejection_message())
+    try:
+        await store.add(result.spans)
+    except StoreUnavailableError as exc:
+        return status_response(
+            503, code_pb2.UNAVAILABLE, exc.message, content_type, **{"Retry-After": f"{max(1, round(exc.retry_after))}"}
+        )
+    return _success(result, content_type)

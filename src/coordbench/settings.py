@@ -1,0 +1,63 @@
+"""One ``Settings`` object for the trace backend, read from ``COORDBENCH_*`` variables.
+
+Bad values fail at start-up with a :class:`~coordbench.errors.ConfigurationError` that names
+the variable, rather than surfacing later as a confusing runtime error.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, SecretStr, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from coordbench.errors import ConfigurationError
+
+__all__ = ["ENV_PREFIX", "Settings", "load_settings"]
+
+ENV_PREFIX = "COORDBENCH_"
+
+
+class Settings(BaseSettings):
+    """Trace backend settings (environment variables ``COORDBENCH_<FIELD>``)."""
+
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True)
+
+    host: str = Field("127.0.0.1", description="Interface the HTTP (and gRPC) receivers bind to.")
+    port: int = Field(4318, ge=0, le=65535, description="HTTP port: OTLP/HTTP and the read API.")
+    grpc_port: int | None = Field(
+        4317, ge=0, le=65535, description="OTLP/gRPC port; unset (None) to disable, 0 for any free port."
+    )
+    data_dir: Path | None = Field(None, description="Keep spans durably in this directory (default: memory only).")
+    fsync: bool = Field(False, description="Durable mode also survives power loss (fsync per batch).")
+    token: SecretStr | None = Field(None, description="Require 'Authorization: Bearer <token>' on every endpoint.")
+    max_body_bytes: int = Field(
+        64 * 1024 * 1024, ge=1024, description="Largest export request, before and after decompression."
+    )
+    max_spans: int = Field(1_000_000, ge=1, description="Most spans held in memory.")
+    max_traces: int = Field(100_000, ge=1, description="Most traces held in memory.")
+    evict_after: float = Field(60.0, ge=0, description="Seconds without growth after which a trace may be evicted.")
+    decode_in_thread_bytes: int = Field(
+        256 * 1024, ge=0, description="Bodies larger than this are decoded on a worker thread, off the event loop."
+    )
+    max_inflight: int = Field(64, ge=1, description="Export requests decoded at once; more get 429.")
+    retry_after: float = Field(2.0, gt=0, description="Retry-After (seconds) sent with 429 answers.")
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Settings from the environment, with explicit ``overrides`` (``None`` values are ignored).
+
+    Raises:
+        ConfigurationError: If a value is invalid; the message names the variable.
+    """
+    given = {k: v for k, v in overrides.items() if v is not None}
+    try:
+        return Settings(**given)
+    except ValidationError as exc:
+        problems: list[str] = []
+        for error in exc.errors():
+            name = str(error["loc"][0]) if error["loc"] else "?"
+            source = name if name in given else f"{ENV_PREFIX}{name.upper()}"
+            problems.append(f"{source}: {error['msg']}")
+        raise ConfigurationError("invalid settings: " + "; ".join(problems)) from exc

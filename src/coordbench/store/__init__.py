@@ -1,0 +1,30 @@
+"""Trace storage: spans grouped by trace, completeness, bounds, optional durability."""
+
+from coordbench.store.base import (
+    Completeness,
+    Persistence,
+    StoredSpan,
+    StoreFullError,
+    StoreStats,
+    StoreUnavailableError,
+    TraceSnapshot,
+    TraceSummary,
+    completeness_of,
+)
+from coordbench.store.memory import AddResult, TraceStore
+from coordbench.store.sqlite import SqlitePersistence
+
+__all__ = [
+    "AddResult",
+    "Completeness",
+    "Persistence",
+    "SqlitePersistence",
+    "StoreFullError",
+    "StoreStats",
+    "StoreUnavailableError",
+    "StoredSpan",
+    "TraceSnapshot",
+    "TraceStore",
+    "TraceSummary",
+    "completeness_of",
+]

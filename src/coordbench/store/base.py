@@ -1,0 +1,173 @@
+"""Trace store vocabulary: completeness reports, counters, summaries, errors, persistence."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from coordbench import semconv
+from coordbench.errors import CoordbenchError
+from coordbench.spans import EncodedSpan, SpanData, SpanKind, StatusCode
+
+__all__ = [
+    "Completeness",
+    "Persistence",
+    "StoreFullError",
+    "StoreStats",
+    "StoreUnavailableError",
+    "StoredSpan",
+    "TraceSnapshot",
+    "TraceSummary",
+    "completeness_of",
+]
+
+
+class StoreUnavailableError(CoordbenchError):
+    """The store cannot take spans right now; the sender should retry later."""
+
+    default_message = "trace store unavailable"
+
+    def __init__(self, message: str | None = None, *, retry_after: float = 2.0) -> None:
+        """Create the error.
+
+        Args:
+            message: What went wrong.
+            retry_after: Seconds after which a retry may succeed.
+        """
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class StoreFullError(StoreUnavailableError):
+    """The store's bounds are reached and no finished trace can be evicted."""
+
+    default_message = "trace store is full"
+
+
+@dataclass(frozen=True)
+class Completeness:
+    """Whether a trace looks whole, and why not.
+
+    Attributes:
+        trace_id: The trace.
+        span_count: Spans stored.
+        orphans: Parent span ids that spans point to but that never arrived, sorted.
+        unmatched_clients: A2A CLIENT spans (not failed) with no SERVER span below them:
+            the callee is uninstrumented, or its spans have not arrived.
+        roots: Span ids of root spans (no parent), sorted.
+        idle_seconds: Seconds since the trace last grew.
+        complete: No orphans and no unmatched client spans (and at least one span).
+        timed_out: ``wait_complete`` gave up before the trace was complete and quiet.
+    """
+
+    trace_id: str
+    span_count: int
+    orphans: tuple[str, ...] = ()
+    unmatched_clients: tuple[str, ...] = ()
+    roots: tuple[str, ...] = ()
+    idle_seconds: float = 0.0
+    complete: bool = False
+    timed_out: bool = False
+
+
+def completeness_of(trace_id: str, spans: Sequence[SpanData], idle_seconds: float) -> Completeness:
+    """Work out the completeness of a trace from its spans."""
+    ids = {s.span_id for s in spans}
+    orphans = sorted({s.parent_span_id for s in spans if s.parent_span_id is not None and s.parent_span_id not in ids})
+    served = {s.parent_span_id for s in spans if s.kind is SpanKind.SERVER and s.parent_span_id is not None}
+    unmatched = sorted(
+        s.span_id
+        for s in spans
+        if s.kind is SpanKind.CLIENT
+        and semconv.A2A_METHOD in s.attributes
+        and s.status_code is not StatusCode.ERROR
+        and s.span_id not in served
+    )
+    roots = sorted(s.span_id for s in spans if s.parent_span_id is None)
+    return Completeness(
+        trace_id=trace_id,
+        span_count=len(spans),
+        orphans=tuple(orphans),
+        unmatched_clients=tuple(unmatched),
+        roots=tuple(roots),
+        idle_seconds=idle_seconds,
+        complete=bool(spans) and not orphans and not unmatched,
+    )
+
+
+@dataclass(frozen=True)
+class TraceSnapshot:
+    """A trace as read from the store: its spans (by start time) and its completeness."""
+
+    trace_id: str
+    spans: list[SpanData]
+    completeness: Completeness
+
+
+@dataclass(frozen=True)
+class TraceSummary:
+    """One line of the trace listing."""
+
+    trace_id: str
+    span_count: int
+    services: tuple[str, ...]
+    first_seen_unix_nano: int
+    last_growth_unix_nano: int
+
+
+@dataclass
+class StoreStats:
+    """Span counters. ``received == stored + rejected`` always holds.
+
+    Attributes:
+        received: Spans that reached the store's doors (including those the decoder rejected).
+        stored: Spans accepted; a span re-sent on retry is accepted again but kept once
+            (``duplicates`` counts those).
+        duplicates: Accepted spans that were already stored.
+        rejected: Spans refused: malformed (decoder) or no room (store full).
+        evicted: Stored spans dropped later to make room (their traces were finished).
+        spans: Spans held now.
+        traces: Traces held now.
+    """
+
+    received: int = 0
+    stored: int = 0
+    duplicates: int = 0
+    rejected: int = 0
+    evicted: int = 0
+    spans: int = 0
+    traces: int = 0
+    rejected_reasons: dict[str, int] = field(default_factory=dict[str, int])
+
+
+@dataclass(frozen=True)
+class StoredSpan:
+    """A span loaded back from persistent storage, with its storage key."""
+
+    key: int
+    span: EncodedSpan
+    received_unix_nano: int
+
+
+class Persistence(Protocol):
+    """Where a durable store writes accepted spans before acknowledging them.
+
+    Calls come from one thread at a time (the store serialises them).
+    """
+
+    def load(self) -> Iterable[StoredSpan]:
+        """Every span stored so far, in arrival order."""
+        ...
+
+    def append(self, spans: Sequence[EncodedSpan], received_unix_nano: int) -> list[int]:
+        """Store ``spans`` durably (they survive a crash of the process once this returns); their keys."""
+        ...
+
+    def delete(self, keys: Sequence[int]) -> None:
+        """Forget the spans with these keys."""
+        ...
+
+    def close(self) -> None:
+        """Release the storage."""
+        ...

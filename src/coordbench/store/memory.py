@@ -1,0 +1,407 @@
+"""``TraceStore``: spans grouped by trace, bounded, optionally durable.
+
+All methods run on the event loop that serves the receivers; durable writes run on one
+worker thread, and a batch is acknowledged only once it is written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import contextlib
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from coordbench import semconv
+from coordbench.spans import EncodedSpan, SpanData
+from coordbench.store.base import (
+    Completeness,
+    Persistence,
+    StoreFullError,
+    StoreStats,
+    StoreUnavailableError,
+    TraceSnapshot,
+    TraceSummary,
+    completeness_of,
+)
+
+__all__ = ["AddResult", "TraceStore"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class AddResult:
+    """What :meth:`TraceStore.add` did with a batch."""
+
+    stored: int
+    duplicates: int
+
+
+class _Trace:
+    __slots__ = ("decoded", "first_seen", "grew", "keys", "last_growth", "last_growth_wall", "spans", "trace_id")
+
+    def __init__(self, trace_id: bytes, now: float, wall: int) -> None:
+        self.trace_id = trace_id
+        self.spans: dict[bytes, EncodedSpan] = {}
+        self.keys: list[int] = []
+        self.decoded: dict[bytes, SpanData] = {}
+        self.first_seen = wall
+        self.last_growth = now
+        self.last_growth_wall = wall
+        self.grew = asyncio.Event()
+
+    def span_data(self) -> list[SpanData]:
+        decoded = self.decoded
+        if len(decoded) != len(self.spans):
+            for span_id, encoded in self.spans.items():
+                if span_id not in decoded:
+                    decoded[span_id] = encoded.decode()
+        return sorted(decoded.values(), key=lambda s: (s.start_time_unix_nano, s.span_id))
+
+
+def _trace_key(trace_id: str) -> bytes:
+    try:
+        raw = bytes.fromhex(trace_id)
+    except ValueError:
+        raise ValueError(f"trace id must be 32 hex digits, got {trace_id!r}") from None
+    if len(raw) != 16:
+        raise ValueError(f"trace id must be 32 hex digits, got {trace_id!r}")
+    return raw
+
+
+class TraceStore:
+    """Spans grouped by trace id.
+
+    Args:
+        max_spans: Most spans held at once.
+        max_traces: Most traces held at once.
+        evict_after: Seconds without growth after which a trace counts as finished and may be
+            evicted (least recently grown first) to make room. Unfinished traces are never
+            evicted: when nothing can go, :meth:`add` raises :class:`StoreFullError` and the
+            receiver answers 503 with ``Retry-After``.
+        persistence: Durable storage (``None``: memory only, the default).
+        clock: Monotonic clock (seconds), replaceable in tests.
+    """
+
+    def __init__(
+        self,
+        *,
+        max_spans: int = 1_000_000,
+        max_traces: int = 100_000,
+        evict_after: float = 60.0,
+        persistence: Persistence | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        """Create an empty store; call :meth:`open` before use when ``persistence`` is given."""
+        if max_spans < 1 or max_traces < 1:
+            raise ValueError("max_spans and max_traces must be at least 1")
+        self.max_spans = max_spans
+        self.max_traces = max_traces
+        self.evict_after = evict_after
+        self._persistence = persistence
+        self._clock = clock
+        self._traces: OrderedDict[bytes, _Trace] = OrderedDict()
+        self._span_count = 0
+        self._stats = StoreStats()
+        self._lock = asyncio.Lock()
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trace-store") if persistence else None
+        self._any_growth = asyncio.Event()
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    async def open(self) -> None:
+        """Load what the persistence holds (no-op in memory mode)."""
+        if self._persistence is None or self._writer is None:
+            return
+        persistence = self._persistence
+        loaded = await asyncio.get_running_loop().run_in_executor(self._writer, lambda: list(persistence.load()))
+        now = self._clock()
+        for item in loaded:
+            span = item.span
+            trace = self._traces.get(span.trace_id)
+            if trace is None:
+                trace = self._traces[span.trace_id] = _Trace(span.trace_id, now, item.received_unix_nano)
+            if span.span_id in trace.spans:
+                continue
+            trace.spans[span.span_id] = span
+            trace.keys.append(item.key)
+            trace.last_growth_wall = max(trace.last_growth_wall, item.received_unix_nano)
+            self._span_count += 1
+        if loaded:
+            logger.info("trace store loaded %d spans in %d traces", self._span_count, len(self._traces))
+
+    async def close(self) -> None:
+        """Close the persistence."""
+        if self._persistence is not None and self._writer is not None:
+            await asyncio.get_running_loop().run_in_executor(self._writer, self._persistence.close)
+            self._writer.shutdown(wait=True)
+
+    # --- writing -----------------------------------------------------------------------------
+
+    def record_rejected(self, count: int, reasons: dict[str, int] | None = None) -> None:
+        """Count spans the receiver refused before they reached :meth:`add` (malformed)."""
+        self._stats.received += count
+        self._stats.rejected += count
+        for reason, n in (reasons or {}).items():
+            self._stats.rejected_reasons[reason] = self._stats.rejected_reasons.get(reason, 0) + n
+
+    def _evict_for(self, spans_needed: int, traces_needed: int) -> None:
+        now = self._clock()
+        while self._span_count + spans_needed > self.max_spans or len(self._traces) + traces_needed > self.max_traces:
+            trace_id, trace = next(iter(self._traces.items()), (None, None))
+            if trace_id is None or trace is None or now - trace.last_growth < self.evict_after:
+                retry = 1.0 if trace is None else max(1.0, self.evict_after - (now - trace.last_growth))
+                raise StoreFullError(
+                    f"trace store is full ({self._span_count} of {self.max_spans} spans, "
+                    f"{len(self._traces)} of {self.max_traces} traces) and no trace has been idle for "
+                    f"{self.evict_after:g} s",
+                    retry_after=min(retry, 30.0),
+                )
+            self._drop(trace_id, trace, evicted=True)
+
+    def _drop(self, trace_id: bytes, trace: _Trace, *, evicted: bool) -> None:
+        del self._traces[trace_id]
+        self._span_count -= len(trace.spans)
+        if evicted:
+            self._stats.evicted += len(trace.spans)
+        if trace.keys and self._persistence is not None and self._writer is not None:
+            self._writer.submit(self._persistence.delete, list(trace.keys))
+
+    async def add(self, spans: Sequence[EncodedSpan]) -> AddResult:
+        """Store a batch: all of it, or (when full) none of it.
+
+        Spans already stored (same trace and span id) are accepted and kept once.
+
+        Raises:
+            StoreFullError: Nothing can be evicted to make room; the whole batch is refused
+                (and counted as rejected), so a retry loses nothing.
+        """
+        async with self._lock:
+            new: list[EncodedSpan] = []
+            seen: set[tuple[bytes, bytes]] = set()
+            new_traces: set[bytes] = set()
+            traces = self._traces
+            for span in spans:
+                key = (span.trace_id, span.span_id)
+                trace = traces.get(span.trace_id)
+                if key in seen or (trace is not None and span.span_id in trace.spans):
+                    continue
+                seen.add(key)
+                new.append(span)
+                if trace is None:
+                    new_traces.add(span.trace_id)
+            duplicates = len(spans) - len(new)
+            self._stats.received += len(spans)
+            try:
+                self._evict_for(len(new), len(new_traces))
+            except StoreFullError:
+                self._stats.rejected += len(spans)
+                self._stats.rejected_reasons["store full"] = self._stats.rejected_reasons.get("store full", 0) + len(
+                    spans
+                )
+                raise
+            keys: list[int] = []
+            if new and self._persistence is not None and self._writer is not None:
+                persistence, wall = self._persistence, time.time_ns()
+                try:
+                    keys = await asyncio.get_running_loop().run_in_executor(self._writer, persistence.append, new, wall)
+                except Exception as exc:
+                    logger.exception("durable trace storage failed; the batch is refused")
+                    self._stats.rejected += len(spans)
+                    raise StoreUnavailableError(f"durable trace storage failed: {exc}") from exc
+            self._insert(new, keys)
+            self._stats.stored += len(spans)
+            self._stats.duplicates += duplicates
+            return AddResult(stored=len(new), duplicates=duplicates)
+
+    def _insert(self, new: Sequence[EncodedSpan], keys: Sequence[int]) -> None:
+        now, wall = self._clock(), time.time_ns()
+        traces = self._traces
+        grown: set[bytes] = set()
+        for index, span in enumerate(new):
+            trace = traces.get(span.trace_id)
+            if trace is None:
+                trace = traces[span.trace_id] = _Trace(span.trace_id, now, wall)
+            trace.spans[span.span_id] = span
+            if keys:
+                trace.keys.append(keys[index])
+            grown.add(span.trace_id)
+        self._span_count += len(new)
+        for trace_id in grown:
+            trace = traces[trace_id]
+            trace.last_growth, trace.last_growth_wall = now, wall
+            traces.move_to_end(trace_id)
+            trace.grew.set()
+        if grown:
+            self._any_growth.set()
+
+    async def delete(self, trace_id: str) -> bool:
+        """Drop a trace (for example after it has been evaluated); ``False`` if unknown."""
+        key = _trace_key(trace_id)
+        async with self._lock:
+            trace = self._traces.get(key)
+            if trace is None:
+                return False
+            self._drop(key, trace, evicted=False)
+            return True
+
+    # --- reading -----------------------------------------------------------------------------
+
+    @property
+    def stats(self) -> StoreStats:
+        """A copy of the counters."""
+        s = self._stats
+        return StoreStats(
+            received=s.received,
+            stored=s.stored,
+            duplicates=s.duplicates,
+            rejected=s.rejected,
+            evicted=s.evicted,
+            spans=self._span_count,
+            traces=len(self._traces),
+            rejected_reasons=dict(s.rejected_reasons),
+        )
+
+    def __contains__(self, trace_id: str) -> bool:
+        """Whether the trace is stored (a malformed id is simply not)."""
+        try:
+            return _trace_key(trace_id) in self._traces
+        except ValueError:
+            return False
+
+    def get(self, trace_id: str) -> TraceSnapshot | None:
+        """The trace's spans and completeness, or ``None`` if unknown.
+
+        Raises:
+            ValueError: If ``trace_id`` is not 32 hex digits.
+        """
+        trace = self._traces.get(_trace_key(trace_id))
+        if trace is None:
+            return None
+        spans = trace.span_data()
+        return TraceSnapshot(trace_id.lower(), spans, self._completeness(trace, spans))
+
+    def _completeness(self, trace: _Trace, spans: Sequence[SpanData]) -> Completeness:
+        return completeness_of(trace.trace_id.hex(), spans, max(0.0, self._clock() - trace.last_growth))
+
+    async def wait_complete(self, trace_id: str, *, quiet: float = 2.0, timeout: float = 30.0) -> TraceSnapshot:  # noqa: ASYNC109 - the store's own deadline
+        """Wait until the trace is complete and has not grown for ``quiet`` seconds.
+
+        Args:
+            trace_id: The trace (32 hex digits).
+            quiet: Seconds without new spans that make a complete trace final.
+            timeout: Seconds to wait at most.
+
+        Returns:
+            The snapshot; if the deadline passed first, its completeness says
+            ``timed_out=True`` and what is missing (the spans so far are still returned).
+
+        Raises:
+            ValueError: If ``trace_id`` is not 32 hex digits.
+        """
+        key = _trace_key(trace_id)
+        deadline = self._clock() + timeout
+        while True:
+            trace = self._traces.get(key)
+            now = self._clock()
+            if trace is not None:
+                spans = trace.span_data()
+                report = self._completeness(trace, spans)
+                idle = now - trace.last_growth
+                if report.complete and idle >= quiet:
+                    return TraceSnapshot(trace_id.lower(), spans, report)
+                wake = trace.grew
+                wake.clear()
+                wait = quiet - idle if report.complete else deadline - now
+            else:
+                wake = self._any_growth
+                wake.clear()
+                wait = deadline - now
+            wait = min(wait, deadline - now)
+            if wait <= 0:
+                if trace is None:
+                    empty = Completeness(trace_id=trace_id.lower(), span_count=0, timed_out=True)
+                    return TraceSnapshot(trace_id.lower(), [], empty)
+                spans = trace.span_data()
+                report = self._completeness(trace, spans)
+                return TraceSnapshot(trace_id.lower(), spans, _timed_out(report))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(wake.wait(), timeout=wait)
+
+    def list_traces(self, *, limit: int = 50, cursor: str | None = None) -> tuple[list[TraceSummary], str | None]:
+        """Traces, newest first, a page at a time.
+
+        Args:
+            limit: Page size (1 to 1000).
+            cursor: The ``next`` cursor of the previous page.
+
+        Returns:
+            The page and the cursor of the next one (``None`` at the end).
+
+        Raises:
+            ValueError: For a bad ``limit`` or ``cursor``.
+        """
+        if not 1 <= limit <= 1000:
+            raise ValueError(f"limit must be between 1 and 1000, got {limit}")
+        after: tuple[int, str] | None = None
+        if cursor:
+            after = _parse_cursor(cursor)
+        order = sorted(((t.first_seen, t.trace_id.hex()), t) for t in self._traces.values())
+        order.reverse()
+        page: list[TraceSummary] = []
+        for (first_seen, hex_id), trace in order:
+            if after is not None and (first_seen, hex_id) >= after:
+                continue
+            if len(page) == limit:
+                return page, _make_cursor(page[-1])
+            services = sorted(
+                {
+                    str(v)
+                    for s in trace.spans.values()
+                    if (v := s.envelope.resource.get(semconv.SERVICE_NAME)) is not None
+                }
+            )
+            page.append(
+                TraceSummary(
+                    trace_id=hex_id,
+                    span_count=len(trace.spans),
+                    services=tuple(services),
+                    first_seen_unix_nano=first_seen,
+                    last_growth_unix_nano=trace.last_growth_wall,
+                )
+            )
+        return page, None
+
+
+def _timed_out(report: Completeness) -> Completeness:
+    return Completeness(
+        trace_id=report.trace_id,
+        span_count=report.span_count,
+        orphans=report.orphans,
+        unmatched_clients=report.unmatched_clients,
+        roots=report.roots,
+        idle_seconds=report.idle_seconds,
+        complete=report.complete,
+        timed_out=True,
+    )
+
+
+def _make_cursor(summary: TraceSummary) -> str:
+    raw = f"{summary.first_seen_unix_nano}:{summary.trace_id}".encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _parse_cursor(cursor: str) -> tuple[int, str]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        first_seen, hex_id = raw.split(":", 1)
+        _trace_key(hex_id)
+        return int(first_seen), hex_id
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise ValueError(f"invalid cursor {cursor!r}") from None

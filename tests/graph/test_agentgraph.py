@@ -1,0 +1,80 @@
+"""Building the agent graph from spans: edges, stats, errors, hosts, tools, merging traces."""
+
+from __future__ import annotations
+
+from coordbench import semconv
+from coordbench.graph import agent_view, build_agent_graph, flow_view, with_tools
+from coordbench.spans import SpanKind, StatusCode
+from support.spans import call, serve, sid, span
+
+
+def team() -> list:
+    """host runs a workflow, calls A twice; A calls B once (which fails) and uses a tool."""
+    return [
+        span("invoke_workflow run", span_id=sid(1), service="host", a2a__step__call_type="HOST"),
+        call("host", "A", parent=sid(1), span_id=sid(2), start_ms=0, end_ms=40, digest="d1"),
+        serve("A", parent=sid(2), span_id=sid(3), start_ms=1, end_ms=39),
+        call("host", "A", parent=sid(1), span_id=sid(4), start_ms=50, end_ms=70, digest="d1"),
+        serve("A", parent=sid(4), span_id=sid(5), start_ms=51, end_ms=69),
+        call("A", "B", parent=sid(3), span_id=sid(6), start_ms=5, end_ms=15, status=StatusCode.ERROR),
+        span(
+            "execute_tool search",
+            parent=sid(3),
+            start_ms=16,
+            end_ms=20,
+            service="svc-A",
+            gen_ai__operation__name="execute_tool",
+            gen_ai__tool__name="search",
+        ),
+        span(
+            "GetTask A",
+            parent=sid(1),
+            kind=SpanKind.CLIENT,
+            service="host",
+            start_ms=71,
+            end_ms=72,
+            a2a__method__name="GetTask",
+            gen_ai__agent__name="A",
+        ),
+    ]
+
+
+def test_edges_nodes_and_roles() -> None:
+    G = build_agent_graph(team())
+    assert list(G) == ["A", "B", "host"]
+    assert G.graph["hosts"] == ["host"]
+    assert G.nodes["host"]["role"] == "host" and G.nodes["A"]["role"] == "agent"
+    assert sorted(G.edges(data="count")) == [("A", "B", 1), ("host", "A", 2)]
+    edge = G["host"]["A"]
+    assert edge["latency_ms"] == (40.0, 20.0)
+    assert (edge["latency_mean_ms"], edge["latency_p50_ms"], edge["latency_max_ms"]) == (30.0, 30.0, 40.0)
+    assert (edge["distance"], edge["polls"], edge["digests"]) == (0.5, 1, ("d1", "d1"))
+    assert G["A"]["B"]["errors"] == 1
+    a = G.nodes["A"]
+    assert (a["requests"], a["calls"], a["errors"], a["tool_calls"], a["tools"]) == (2, 1, 1, 1, {"search": 1})
+    assert a["tool_time_ms"] == 4.0
+    assert G.nodes["B"]["requests"] == 0  # B's side was never traced: its edge still exists
+
+
+def test_views() -> None:
+    G = build_agent_graph(team())
+    assert list(agent_view(G)) == ["A", "B"]
+    assert list(agent_view(G, include_hosts=True)) == ["A", "B", "host"]
+    H = flow_view(agent_view(G, include_hosts=True))
+    assert H["A"]["host"]["count"] == 2
+    T = with_tools(G)
+    assert T.nodes["tool:search"]["role"] == "tool" and T["A"]["tool:search"]["count"] == 1
+
+
+def test_traces_merge_into_one_graph() -> None:
+    one = [call("A", "B", trace_id="11" * 16, span_id=sid(1))]
+    two = [call("A", "B", trace_id="22" * 16, span_id=sid(2)), call("B", "C", trace_id="22" * 16, span_id=sid(3))]
+    G = build_agent_graph(one + two)
+    assert G.graph["traces"] == ["11" * 16, "22" * 16]
+    assert sorted(G.edges(data="count")) == [("A", "B", 2), ("B", "C", 1)]
+
+
+def test_explicit_hosts() -> None:
+    G = build_agent_graph([call("pytest", "A", span_id=sid(1))], hosts=["pytest"])
+    assert G.nodes["pytest"]["role"] == "host"
+    assert semconv.GEN_AI_AGENT_NAME  # the callee attribute is what names the target

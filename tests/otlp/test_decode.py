@@ -1,0 +1,161 @@
+"""OTLP decoding: protobuf and OTLP/JSON into domain spans, rejections, and encoding back."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from coordbench.otlp import OtlpDecodeError, decode_json, decode_protobuf, export_request, export_request_json
+from coordbench.spans import SpanData, SpanEvent, SpanKind, StatusCode
+from support.spans import TRACE, sid
+
+SPAN = SpanData(
+    trace_id=TRACE,
+    span_id=sid(1),
+    parent_span_id=sid(2),
+    name="invoke_agent B",
+    kind=SpanKind.CLIENT,
+    start_time_unix_nano=1_700_000_000_000_000_001,
+    end_time_unix_nano=1_700_000_000_500_000_000,
+    attributes={"s": "x", "i": 2**62, "f": 0.25, "b": True, "l": ("a", 1), "kv": {"k": "v"}, "raw": b"\x00\xff"},
+    status_code=StatusCode.ERROR,
+    status_message="boom",
+    resource={"service.name": "agent-a", "n": 1},
+    events=(SpanEvent("exception", 1_700_000_000_100_000_000, {"exception.type": "E"}),),
+    scope_name="scope",
+)
+
+
+def test_protobuf_round_trip_is_exact() -> None:
+    body = export_request([SPAN]).SerializeToString()
+    result = decode_protobuf(body)
+    assert result.rejected_count == 0
+    (encoded,) = result.spans
+    assert (encoded.trace_id.hex(), encoded.span_id.hex(), encoded.parent_span_id.hex()) == (TRACE, sid(1), sid(2))
+    assert encoded.decode() == SPAN
+
+
+def test_json_round_trip_is_exact() -> None:
+    body = json.dumps(export_request_json([SPAN])).encode()
+    (encoded,) = decode_json(body).spans
+    assert encoded.decode() == SPAN
+
+
+def test_json_follows_otlp_not_protobuf_json() -> None:
+    """Hex ids, integer enums, 64-bit integers as strings or numbers; unknown fields ignored."""
+    doc = {
+        "resourceSpans": [
+            {
+                "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "svc"}}]},
+                "unknownField": 1,
+                "scopeSpans": [
+                    {
+                        "scope": {"name": "s"},
+                        "spans": [
+                            {
+                                "traceId": TRACE.upper(),
+                                "spanId": sid(7),
+                                "name": "n",
+                                "kind": 3,
+                                "startTimeUnixNano": "1000",
+                                "endTimeUnixNano": 2000,
+                                "attributes": [{"key": "count", "value": {"intValue": "42"}}],
+                                "status": {"code": 2},
+                                "whatever": {"nested": True},
+                            }
+                        ],
+                    }
+                ],
+            }
+        ]
+    }
+    (encoded,) = decode_json(json.dumps(doc).encode()).spans
+    span = encoded.decode()
+    assert span.trace_id == TRACE and span.parent_span_id is None
+    assert (span.kind, span.status_code) == (SpanKind.CLIENT, StatusCode.ERROR)
+    assert (span.start_time_unix_nano, span.end_time_unix_nano) == (1000, 2000)
+    assert span.attributes == {"count": 42}
+    assert span.service_name == "svc"
+
+
+def _proto_with_ids(trace_id: bytes, span_id: bytes, parent: bytes = b"") -> bytes:
+    request = ExportTraceServiceRequest()
+    spans = request.resource_spans.add().scope_spans.add().spans
+    good = spans.add(trace_id=bytes.fromhex(TRACE), span_id=bytes.fromhex(sid(1)), name="good")
+    bad = spans.add(trace_id=trace_id, span_id=span_id, parent_span_id=parent, name="bad")
+    assert good and bad
+    return request.SerializeToString()
+
+
+@pytest.mark.parametrize(
+    ("trace_id", "span_id", "parent", "reason"),
+    [
+        (b"\x01" * 15, b"\x01" * 8, b"", "invalid trace_id (must be 16 non-zero bytes)"),
+        (bytes(16), b"\x01" * 8, b"", "invalid trace_id (must be 16 non-zero bytes)"),
+        (b"\x01" * 16, b"\x01" * 4, b"", "invalid span_id (must be 8 non-zero bytes)"),
+        (b"\x01" * 16, bytes(8), b"", "invalid span_id (must be 8 non-zero bytes)"),
+        (b"\x01" * 16, b"\x01" * 8, b"\x01" * 3, "invalid parent_span_id (must be empty or 8 bytes)"),
+    ],
+)
+def test_spans_with_bad_ids_are_rejected_and_counted(
+    trace_id: bytes, span_id: bytes, parent: bytes, reason: str
+) -> None:
+    result = decode_protobuf(_proto_with_ids(trace_id, span_id, parent))
+    assert [s.decode().name for s in result.spans] == ["good"]
+    assert dict(result.rejected) == {reason: 1}
+    assert result.received == 2
+    assert result.rejection_message() == f"1 spans rejected: {reason} (1)"
+
+
+@pytest.mark.parametrize(
+    ("span", "reason"),
+    [
+        ({"traceId": "zz" * 16, "spanId": sid(1)}, "invalid trace_id (not hex)"),
+        ({"traceId": TRACE, "spanId": sid(1)[:6]}, "invalid span_id (must be 8 bytes)"),
+        ({"traceId": TRACE}, "invalid span_id (missing)"),
+        ({"traceId": TRACE, "spanId": sid(1), "name": 5}, "invalid name (not a string)"),
+        (
+            {"traceId": TRACE, "spanId": sid(1), "startTimeUnixNano": "soon"},
+            "invalid startTimeUnixNano (not an integer)",
+        ),
+        ({"traceId": TRACE, "spanId": sid(1), "attributes": {"k": "v"}}, "invalid attributes (not a list)"),
+    ],
+)
+def test_malformed_json_spans_are_rejected_alone(span: dict[str, object], reason: str) -> None:
+    good = {"traceId": TRACE, "spanId": sid(9), "name": "good"}
+    doc = {"resourceSpans": [{"scopeSpans": [{"spans": [good, span]}]}]}
+    result = decode_json(json.dumps(doc).encode())
+    assert [s.decode().name for s in result.spans] == ["good"]
+    assert dict(result.rejected) == {reason: 1}
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b"\xff\x00garbage", "cannot decode ExportTraceServiceRequest (protobuf)"),
+    ],
+)
+def test_undecodable_protobuf(body: bytes, message: str) -> None:
+    with pytest.raises(OtlpDecodeError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        decode_protobuf(body)
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b"{not json", "cannot decode ExportTraceServiceRequest (JSON): Expecting property name"),
+        (b"[1, 2]", "the body must be an object"),
+        (b'{"resourceSpans": "x"}', "resourceSpans must be a list of objects"),
+        (b'{"resourceSpans": [{"scopeSpans": [{"spans": [1]}]}]}', "spans must be a list of objects"),
+    ],
+)
+def test_undecodable_json(body: bytes, message: str) -> None:
+    with pytest.raises(OtlpDecodeError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        decode_json(body)
+
+
+def test_empty_request_is_fine() -> None:
+    assert decode_protobuf(b"").received == 0
+    assert decode_json(b"{}").received == 0

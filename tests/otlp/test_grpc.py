@@ -1,0 +1,59 @@
+"""OTLP/gRPC receiver with the OTel SDK's gRPC exporter: same decoder, same store."""
+
+from __future__ import annotations
+
+import grpc
+import httpx
+import pytest
+from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2_grpc import TraceServiceStub
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+from conftest import Backend, StartBackend
+from coordbench.otlp import export_request
+from support.spans import span
+
+
+def test_sdk_grpc_exporter_with_gzip(backend: Backend) -> None:
+    exporter = OTLPSpanExporter(
+        endpoint=f"127.0.0.1:{backend.grpc_port}", insecure=True, compression=grpc.Compression.Gzip
+    )
+    provider = TracerProvider(resource=Resource.create({"service.name": "grpc-client"}))
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    with provider.get_tracer("t").start_as_current_span("over-grpc") as current:
+        pass
+    provider.shutdown()
+    trace_id = format(current.get_span_context().trace_id, "032x")
+    stats = backend.stats()
+    assert (stats["stored"], stats["rejected"]) == (1, 0)
+    stored = httpx.get(f"{backend.url}/v1/traces/{trace_id}").json()
+    assert [s["name"] for s in stored["spans"]] == ["over-grpc"]
+
+
+def export(port: int, request: object, metadata: tuple[tuple[str, str], ...] = ()) -> object:
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        return TraceServiceStub(channel).Export(request, metadata=metadata, timeout=10)
+
+
+def test_partial_success_and_bad_ids(backend: Backend) -> None:
+    request = export_request([span("ok")])
+    request.resource_spans[0].scope_spans[0].spans.add(trace_id=b"\x01" * 3, span_id=b"\x02" * 8)
+    response = export(backend.grpc_port, request)
+    assert response.partial_success.rejected_spans == 1  # type: ignore[attr-defined]
+    assert backend.stats()["received"] == 2
+
+
+def test_token_and_backpressure(start_backend: StartBackend) -> None:
+    backend = start_backend(token="t0k", max_spans=1, evict_after=3600)  # noqa: S106 - a test token
+    request = export_request([span("first")])
+    with pytest.raises(grpc.RpcError) as denied:
+        export(backend.grpc_port, request)
+    assert denied.value.code() is grpc.StatusCode.UNAUTHENTICATED  # type: ignore[attr-defined]
+    auth = (("authorization", "Bearer t0k"),)
+    export(backend.grpc_port, request, auth)
+    with pytest.raises(grpc.RpcError) as full:
+        export(backend.grpc_port, export_request([span("second")]), auth)
+    assert full.value.code() is grpc.StatusCode.UNAVAILABLE  # type: ignore[attr-defined]
+    assert "trace store is full" in full.value.details()  # type: ignore[attr-defined]

@@ -1,0 +1,207 @@
+"""OTLP/HTTP receiver over real HTTP: the OTel SDK exporter, hand-made bodies, every error answer."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+import zlib
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+from google.rpc import status_pb2
+from opentelemetry.exporter.otlp.proto.http import Compression
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+from conftest import Backend, StartBackend
+from coordbench.otlp import export_request, export_request_json
+from support.spans import TRACE, call, serve, sid, span
+
+PROTO = {"Content-Type": "application/x-protobuf"}
+JSON = {"Content-Type": "application/json"}
+
+
+def trace(backend: Backend, trace_id: str) -> dict[str, object]:
+    response = httpx.get(f"{backend.url}/v1/traces/{trace_id}", headers=backend.headers, timeout=10)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+@pytest.mark.parametrize("compression", [Compression.NoCompression, Compression.Gzip], ids=["plain", "gzip"])
+def test_sdk_exporter_spans_are_stored(backend: Backend, compression: Compression) -> None:
+    exporter = OTLPSpanExporter(endpoint=f"{backend.url}/v1/traces", compression=compression)
+    provider = TracerProvider(resource=Resource.create({"service.name": "sdk-client"}))
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("t")
+    with tracer.start_as_current_span("parent") as parent, tracer.start_as_current_span("child"):
+        pass
+    provider.shutdown()
+    trace_id = format(parent.get_span_context().trace_id, "032x")
+    stored = trace(backend, trace_id)
+    names = {s["name"]: s for s in stored["spans"]}  # type: ignore[union-attr]
+    assert set(names) == {"parent", "child"}
+    assert names["child"]["parent_span_id"] == names["parent"]["span_id"]
+    assert names["child"]["resource"]["service.name"] == "sdk-client"
+    assert stored["completeness"]["complete"] is True  # type: ignore[index]
+
+
+def spans_body() -> list:
+    root = span("root", span_id=sid(1), service="host")
+    client = call("host", "B", parent=sid(1), span_id=sid(2))
+    return [root, client, serve("B", parent=sid(2), span_id=sid(3))]
+
+
+@pytest.mark.parametrize("encoding", ["identity", "gzip", "deflate", "raw-deflate"])
+def test_json_with_every_encoding(backend: Backend, encoding: str) -> None:
+    raw = json.dumps(export_request_json(spans_body())).encode()
+    body = {
+        "identity": raw,
+        "gzip": gzip.compress(raw),
+        "deflate": zlib.compress(raw),
+        "raw-deflate": _raw_deflate(raw),
+    }[encoding]
+    headers = {**JSON, "Content-Encoding": encoding.replace("raw-", "")}
+    response = httpx.post(f"{backend.url}/v1/traces", content=body, headers=headers)
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/json"
+    assert response.json() == {}  # partial_success left unset on full success
+    assert len(trace(backend, TRACE)["spans"]) == 3  # type: ignore[arg-type]
+
+
+def _raw_deflate(data: bytes) -> bytes:
+    compressor = zlib.compressobj(wbits=-15)
+    return compressor.compress(data) + compressor.flush()
+
+
+def test_partial_success_in_both_encodings(backend: Backend) -> None:
+    good = spans_body()
+    doc = export_request_json(good)
+    doc["resourceSpans"][0]["scopeSpans"][0]["spans"].append({"traceId": "abcd", "spanId": sid(9)})
+    response = httpx.post(f"{backend.url}/v1/traces", content=json.dumps(doc), headers=JSON)
+    assert response.status_code == 200
+    assert response.json() == {
+        "partialSuccess": {
+            "rejectedSpans": "1",
+            "errorMessage": "1 spans rejected: invalid trace_id (must be 16 bytes) (1)",
+        }
+    }
+    request = export_request(good)
+    request.resource_spans[0].scope_spans[0].spans.add(trace_id=b"\x01" * 16, span_id=b"\x00" * 8)
+    response = httpx.post(f"{backend.url}/v1/traces", content=request.SerializeToString(), headers=PROTO)
+    assert response.status_code == 200
+    parsed = ExportTraceServiceResponse.FromString(response.content)
+    assert parsed.partial_success.rejected_spans == 1
+    assert "invalid span_id" in parsed.partial_success.error_message
+    stats = backend.stats()
+    assert stats["received"] == 8 and stats["rejected"] == 2 and stats["stored"] == 6 and stats["duplicates"] == 3
+
+
+def status_of(response: httpx.Response) -> status_pb2.Status:
+    if response.headers["content-type"] == "application/json":
+        data = response.json()
+        return status_pb2.Status(code=data["code"], message=data["message"])
+    return status_pb2.Status.FromString(response.content)
+
+
+@pytest.mark.parametrize(
+    ("headers", "body", "code", "message"),
+    [
+        (PROTO, b"\xff\x00garbage", 400, "cannot decode ExportTraceServiceRequest (protobuf)"),
+        (JSON, b"{nope", 400, "cannot decode ExportTraceServiceRequest (JSON)"),
+        ({**PROTO, "Content-Encoding": "gzip"}, b"not gzip at all", 400, "cannot decompress gzip body"),
+        ({**PROTO, "Content-Encoding": "gzip"}, gzip.compress(b"x" * 100)[:-8], 400, "cannot decompress gzip body"),
+        ({"Content-Type": "text/plain"}, b"hi", 415, "unsupported Content-Type 'text/plain'"),
+        ({}, b"hi", 415, "unsupported Content-Type ''"),
+        ({**PROTO, "Content-Encoding": "br"}, b"hi", 415, "unsupported Content-Encoding 'br'"),
+    ],
+)
+def test_bad_requests_get_a_status_and_store_nothing(
+    backend: Backend, headers: dict[str, str], body: bytes, code: int, message: str
+) -> None:
+    response = httpx.post(f"{backend.url}/v1/traces", content=body, headers=headers)
+    assert response.status_code == code
+    assert message in status_of(response).message
+    assert backend.stats()["received"] == 0
+
+
+def test_empty_body_succeeds(backend: Backend) -> None:
+    response = httpx.post(f"{backend.url}/v1/traces", content=b"", headers=PROTO)
+    assert response.status_code == 200
+    assert ExportTraceServiceResponse.FromString(response.content) == ExportTraceServiceResponse()
+
+
+def test_size_cap_before_and_after_decompression(start_backend: StartBackend) -> None:
+    backend = start_backend(max_body_bytes=64 * 1024)
+    big = b"\x0a" * (100 * 1024)  # larger than the cap as sent
+    response = httpx.post(f"{backend.url}/v1/traces", content=big, headers=PROTO)
+    assert response.status_code == 413
+    bomb = gzip.compress(b"\x00" * (50 * 1024 * 1024))  # ~50 KB that inflates to 50 MiB
+    assert len(bomb) < 64 * 1024
+    response = httpx.post(f"{backend.url}/v1/traces", content=bomb, headers={**PROTO, "Content-Encoding": "gzip"})
+    assert response.status_code == 413
+    assert "after decompression" in status_of(response).message
+    assert backend.stats()["received"] == 0
+
+
+def test_full_store_answers_503_with_retry_after_and_loses_nothing(start_backend: StartBackend) -> None:
+    backend = start_backend(max_spans=3, evict_after=3600)
+    body = export_request(spans_body()).SerializeToString()
+    assert httpx.post(f"{backend.url}/v1/traces", content=body, headers=PROTO).status_code == 200
+    more = export_request([span("other", trace_id="ab" * 16, span_id=sid(50))]).SerializeToString()
+    response = httpx.post(f"{backend.url}/v1/traces", content=more, headers=PROTO)
+    assert response.status_code == 503
+    assert int(response.headers["Retry-After"]) >= 1
+    assert "trace store is full" in status_of(response).message
+    # the re-sent first batch is still accepted (duplicates, nothing new needed)
+    assert httpx.post(f"{backend.url}/v1/traces", content=body, headers=PROTO).status_code == 200
+    stats = backend.stats()
+    assert stats == {**stats, "received": 7, "stored": 6, "rejected": 1, "duplicates": 3, "spans": 3, "evicted": 0}
+    assert stats["received"] == stats["stored"] + stats["rejected"]
+
+
+def test_finished_traces_are_evicted_to_make_room(start_backend: StartBackend) -> None:
+    backend = start_backend(max_spans=3, evict_after=0)
+    first = export_request(spans_body()).SerializeToString()
+    assert httpx.post(f"{backend.url}/v1/traces", content=first, headers=PROTO).status_code == 200
+    second = export_request([span("next", trace_id="ab" * 16, span_id=sid(60))]).SerializeToString()
+    assert httpx.post(f"{backend.url}/v1/traces", content=second, headers=PROTO).status_code == 200
+    stats = backend.stats()
+    assert (stats["evicted"], stats["spans"], stats["traces"]) == (3, 1, 1)
+    assert httpx.get(f"{backend.url}/v1/traces/{TRACE}").status_code == 404
+
+
+async def test_too_many_exports_at_once_get_429(start_backend: StartBackend) -> None:
+    backend = start_backend(max_inflight=1)
+    release = asyncio.Event()
+
+    async def slow_body() -> AsyncIterator[bytes]:
+        yield b"\x0a"
+        await release.wait()
+        yield b""
+
+    async with httpx.AsyncClient() as client:
+        first = asyncio.create_task(client.post(f"{backend.url}/v1/traces", content=slow_body(), headers=PROTO))
+        await asyncio.sleep(0.3)  # the first export now holds the only decoding slot
+        second = await client.post(f"{backend.url}/v1/traces", content=b"", headers=PROTO)
+        release.set()
+        assert second.status_code == 429
+        assert second.headers["Retry-After"] == "2"
+        assert (await first).status_code == 400  # b"\x0a" alone is a truncated message
+
+
+def test_bearer_token(start_backend: StartBackend) -> None:
+    backend = start_backend(token="s3cret")  # noqa: S106 - a test token
+    body = export_request(spans_body()).SerializeToString()
+    url = f"{backend.url}/v1/traces"
+    assert httpx.post(url, content=body, headers=PROTO).status_code == 401
+    wrong = httpx.post(url, content=body, headers={**PROTO, "Authorization": "Bearer nope"})
+    assert wrong.status_code == 401 and wrong.headers["WWW-Authenticate"] == "Bearer"
+    assert httpx.post(url, content=body, headers={**PROTO, **backend.headers}).status_code == 200
+    assert httpx.get(f"{backend.url}/v1/stats").status_code == 401
+    assert httpx.get(f"{backend.url}/healthz").status_code == 200
+    assert backend.stats()["stored"] == 3

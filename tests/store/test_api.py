@@ -1,0 +1,58 @@
+"""Read API: one trace with completeness, waiting, paged listing, counters, and bad input."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import httpx
+
+from conftest import Backend
+from coordbench.otlp import export_request
+from support.spans import TRACE, call, serve, sid, span
+
+PROTO = {"Content-Type": "application/x-protobuf"}
+
+
+def post(backend: Backend, *spans: object) -> None:
+    body = export_request(spans).SerializeToString()  # type: ignore[arg-type]
+    assert httpx.post(f"{backend.url}/v1/traces", content=body, headers=PROTO).status_code == 200
+
+
+def test_trace_with_completeness(backend: Backend) -> None:
+    post(backend, span("root", span_id=sid(1), service="host"), call("host", "B", parent=sid(1), span_id=sid(2)))
+    body = httpx.get(f"{backend.url}/v1/traces/{TRACE.upper()}").json()
+    assert body["trace_id"] == TRACE
+    assert body["completeness"]["complete"] is False
+    assert body["completeness"]["unmatched_clients"] == [sid(2)]
+    first = body["spans"][0]
+    assert (first["name"], first["kind"], first["status"]["code"]) == ("root", "INTERNAL", "UNSET")
+
+
+def test_wait_for_completion(backend: Backend) -> None:
+    post(backend, span("root", span_id=sid(1), service="host"), call("host", "B", parent=sid(1), span_id=sid(2)))
+    threading.Timer(0.3, lambda: post(backend, serve("B", parent=sid(2), span_id=sid(3)))).start()
+    started = time.monotonic()
+    body = httpx.get(f"{backend.url}/v1/traces/{TRACE}", params={"wait": 10, "quiet": 0.2}, timeout=15).json()
+    assert body["completeness"]["complete"] is True and len(body["spans"]) == 3
+    assert time.monotonic() - started < 5
+
+
+def test_errors(backend: Backend) -> None:
+    missing = httpx.get(f"{backend.url}/v1/traces/{'ab' * 16}")
+    assert missing.status_code == 404 and missing.json()["detail"] == f"trace {'ab' * 16} not found"
+    bad = httpx.get(f"{backend.url}/v1/traces/not-hex")
+    assert bad.status_code == 400 and "32 hex digits" in bad.json()["detail"]
+    assert httpx.get(f"{backend.url}/v1/traces", params={"limit": 0}).status_code == 422
+    assert httpx.get(f"{backend.url}/v1/traces", params={"cursor": "%%%"}).status_code == 400
+    assert httpx.get(f"{backend.url}/v1/traces/{TRACE}", params={"wait": -1}).status_code == 422
+
+
+def test_listing(backend: Backend) -> None:
+    for i in range(3):
+        post(backend, span("s", trace_id=f"{i + 1:032x}", span_id=sid(1), service=f"svc{i}"))
+    first = httpx.get(f"{backend.url}/v1/traces", params={"limit": 2}).json()
+    second = httpx.get(f"{backend.url}/v1/traces", params={"limit": 2, "cursor": first["next"]}).json()
+    assert [t["trace_id"][-1] for t in first["traces"] + second["traces"]] == ["3", "2", "1"]
+    assert second["next"] is None
+    assert first["traces"][0]["services"] == ["svc2"]

@@ -1,0 +1,173 @@
+"""TraceStore: grouping, duplicates, counters, completeness, waiting, bounds, listing."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from coordbench.otlp import decode_protobuf, export_request
+from coordbench.spans import EncodedSpan, SpanData, StatusCode
+from coordbench.store import StoreFullError, TraceStore
+from support.spans import TRACE, call, serve, sid, span
+
+OTHER = "ab" * 16
+
+
+def encoded(*spans: SpanData) -> list[EncodedSpan]:
+    return decode_protobuf(export_request(spans).SerializeToString()).spans
+
+
+def chain() -> list[SpanData]:
+    """host root → client call → server span."""
+    return [
+        span("root", span_id=sid(1), service="host"),
+        call("host", "B", parent=sid(1), span_id=sid(2)),
+        serve("B", parent=sid(2), span_id=sid(3)),
+    ]
+
+
+async def test_groups_by_trace_and_keeps_duplicates_once() -> None:
+    store = TraceStore()
+    first = await store.add(encoded(*chain(), span("x", trace_id=OTHER, span_id=sid(9))))
+    again = await store.add(encoded(*chain()))
+    assert (first.stored, first.duplicates, again.stored, again.duplicates) == (4, 0, 0, 3)
+    snapshot = store.get(TRACE)
+    assert snapshot is not None
+    assert [s.name for s in snapshot.spans] == ["root", "invoke_agent B", "invoke_agent B"]
+    stats = store.stats
+    assert (stats.received, stats.stored, stats.duplicates, stats.rejected, stats.spans, stats.traces) == (
+        7,
+        7,
+        3,
+        0,
+        4,
+        2,
+    )
+    store.record_rejected(2, {"invalid trace_id": 2})
+    stats = store.stats
+    assert stats.received == stats.stored + stats.rejected == 9
+    assert stats.rejected_reasons == {"invalid trace_id": 2}
+
+
+async def test_duplicate_inside_one_batch() -> None:
+    store = TraceStore()
+    one = span("root", span_id=sid(1))
+    result = await store.add(encoded(one) + encoded(one))
+    assert (result.stored, result.duplicates, store.stats.spans) == (1, 1, 1)
+
+
+async def test_completeness_reports_orphans_and_unmatched_calls() -> None:
+    store = TraceStore()
+    root, client, server = chain()
+    await store.add(encoded(client))
+    report = store.get(TRACE).completeness  # type: ignore[union-attr]
+    assert report.orphans == (sid(1),)
+    assert report.unmatched_clients == (sid(2),)
+    assert not report.complete
+    await store.add(encoded(root, server))
+    report = store.get(TRACE).completeness  # type: ignore[union-attr]
+    assert (report.orphans, report.unmatched_clients, report.roots, report.complete) == ((), (), (sid(1),), True)
+
+
+async def test_failed_call_needs_no_server_span() -> None:
+    store = TraceStore()
+    await store.add(encoded(span("root", span_id=sid(1)), call("a", "down", parent=sid(1), status=StatusCode.ERROR)))
+    assert store.get(TRACE).completeness.complete  # type: ignore[union-attr]
+
+
+async def test_wait_complete_waits_for_the_missing_span_and_the_quiet_period() -> None:
+    store = TraceStore()
+    root, client, server = chain()
+    await store.add(encoded(root, client))
+
+    async def late() -> None:
+        await asyncio.sleep(0.2)
+        await store.add(encoded(server))
+
+    task = asyncio.create_task(late())
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    snapshot = await store.wait_complete(TRACE, quiet=0.2, timeout=5)
+    waited = loop.time() - started
+    await task
+    assert snapshot.completeness.complete and not snapshot.completeness.timed_out
+    assert len(snapshot.spans) == 3
+    assert 0.4 <= waited < 2  # 0.2 until the span arrived, then 0.2 of quiet
+
+
+async def test_wait_complete_times_out_with_a_report() -> None:
+    store = TraceStore()
+    root, client, _server = chain()
+    await store.add(encoded(root, client))
+    snapshot = await store.wait_complete(TRACE, quiet=0.05, timeout=0.3)
+    report = snapshot.completeness
+    assert (report.timed_out, report.complete, report.unmatched_clients) == (True, False, (sid(2),))
+    assert len(snapshot.spans) == 2
+    missing = await store.wait_complete(OTHER, timeout=0.1)
+    assert (missing.spans, missing.completeness.timed_out, missing.completeness.span_count) == ([], True, 0)
+
+
+async def test_wait_complete_for_a_trace_that_arrives_later() -> None:
+    store = TraceStore()
+
+    async def later() -> None:
+        await asyncio.sleep(0.1)
+        await store.add(encoded(*chain()))
+
+    task = asyncio.create_task(later())
+    snapshot = await store.wait_complete(TRACE, quiet=0.1, timeout=5)
+    await task
+    assert snapshot.completeness.complete and len(snapshot.spans) == 3
+
+
+async def test_bounds_evict_finished_traces_first_and_refuse_otherwise() -> None:
+    now = [0.0]
+    store = TraceStore(max_spans=4, max_traces=2, evict_after=10, clock=lambda: now[0])
+    await store.add(encoded(*chain()))  # 3 spans, trace TRACE
+    with pytest.raises(StoreFullError) as full:
+        await store.add(encoded(span("a", trace_id=OTHER, span_id=sid(20)), span("b", trace_id=OTHER, span_id=sid(21))))
+    assert 1 <= full.value.retry_after <= 10
+    now[0] = 11.0  # TRACE has been idle for longer than evict_after: it may go
+    await store.add(encoded(span("a", trace_id=OTHER, span_id=sid(20)), span("b", trace_id=OTHER, span_id=sid(21))))
+    stats = store.stats
+    assert (stats.evicted, stats.spans, stats.traces, stats.rejected) == (3, 2, 1, 2)
+    assert TRACE not in store and OTHER in store
+    assert stats.received == stats.stored + stats.rejected
+
+
+async def test_max_traces() -> None:
+    store = TraceStore(max_traces=1, evict_after=3600)
+    await store.add(encoded(span("a", span_id=sid(1))))
+    with pytest.raises(StoreFullError, match="1 of 1 traces"):
+        await store.add(encoded(span("b", trace_id=OTHER, span_id=sid(2))))
+
+
+async def test_listing_pages_newest_first() -> None:
+    store = TraceStore()
+    ids = [f"{i:032x}" for i in range(1, 6)]
+    for trace_id in ids:
+        await store.add(encoded(span("s", trace_id=trace_id, span_id=sid(1), service=f"svc{trace_id[-1]}")))
+        await asyncio.sleep(0.001)
+    page, cursor = store.list_traces(limit=2)
+    seen = [t.trace_id for t in page]
+    while cursor:
+        page, cursor = store.list_traces(limit=2, cursor=cursor)
+        seen += [t.trace_id for t in page]
+    assert seen == list(reversed(ids))
+    assert page[-1].services == ("svc1",)
+    with pytest.raises(ValueError, match="invalid cursor"):
+        store.list_traces(cursor="not-a-cursor")
+    with pytest.raises(ValueError, match="limit must be between 1 and 1000"):
+        store.list_traces(limit=0)
+
+
+async def test_delete_and_bad_ids() -> None:
+    store = TraceStore()
+    await store.add(encoded(*chain()))
+    assert await store.delete(TRACE) is True
+    assert await store.delete(TRACE) is False
+    assert store.get(TRACE) is None
+    with pytest.raises(ValueError, match="trace id must be 32 hex digits"):
+        store.get("xyz")
+    assert "xyz" not in store

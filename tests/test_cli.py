@@ -1,0 +1,101 @@
+"""The coordbench command: help, version, the receiver, bad settings, and no self-tracing loop."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from coordbench import __version__
+from coordbench.otlp import export_request
+from coordbench.testing import bind_loopback
+from support.spans import TRACE, sid, span
+
+COMMAND = [sys.executable, "-m", "coordbench"]
+
+
+def free_port() -> int:
+    sock = bind_loopback()
+    port = sock.getsockname()[1]
+    sock.close()
+    return port
+
+
+def test_help_and_version() -> None:
+    help_text = subprocess.run([*COMMAND, "--help"], capture_output=True, text=True, timeout=60).stdout
+    assert "receiver" in help_text and "groundtruth" in help_text
+    version = subprocess.run([*COMMAND, "--version"], capture_output=True, text=True, timeout=60)
+    assert version.stdout.strip() == __version__
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "message"),
+    [
+        (["--port", "70000"], {}, "port: Input should be less than or equal to 65535"),
+        ([], {"COORDBENCH_MAX_SPANS": "lots"}, "COORDBENCH_MAX_SPANS: Input should be a valid integer"),
+        ([], {"COORDBENCH_EVICT_AFTER": "-1"}, "COORDBENCH_EVICT_AFTER: Input should be greater than or equal to 0"),
+    ],
+)
+def test_bad_settings_fail_fast_naming_the_variable(args: list[str], env: dict[str, str], message: str) -> None:
+    command = [*COMMAND, "receiver", "--no-grpc", *args]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=60, env={**os.environ, **env})
+    assert result.returncode == 2
+    assert message in " ".join(result.stderr.split())
+
+
+def _wait_ready(url: str, proc: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(proc.communicate()[1])
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            time.sleep(0.05)
+    raise RuntimeError("receiver did not start")
+
+
+@pytest.mark.slow
+def test_receiver_does_not_trace_itself_into_a_loop() -> None:
+    """Run under opentelemetry-instrument, exporting its own telemetry to itself: only our spans get stored."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    instrument = shutil.which("opentelemetry-instrument", path=str(Path(sys.executable).parent))
+    assert instrument is not None
+    env = {
+        **os.environ,
+        "OTEL_SERVICE_NAME": "receiver",
+        "OTEL_TRACES_EXPORTER": "otlp",
+        "OTEL_METRICS_EXPORTER": "none",
+        "OTEL_LOGS_EXPORTER": "none",
+        "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+        "OTEL_EXPORTER_OTLP_ENDPOINT": url,
+        "OTEL_BSP_SCHEDULE_DELAY": "50",
+    }
+    proc = subprocess.Popen(
+        [instrument, *COMMAND, "receiver", "--port", str(port), "--no-grpc"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        _wait_ready(url, proc)
+        body = export_request([span(f"s{i}", span_id=sid(i + 1)) for i in range(3)]).SerializeToString()
+        for _ in range(5):
+            response = httpx.post(f"{url}/v1/traces", content=body, headers={"Content-Type": "application/x-protobuf"})
+            assert response.status_code == 200
+            httpx.get(f"{url}/v1/traces/{TRACE}")
+        time.sleep(1.0)  # several export intervals: any self-produced span would have come back by now
+        stats = httpx.get(f"{url}/v1/stats").json()
+        assert (stats["spans"], stats["traces"], stats["received"]) == (3, 1, 15)
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=20)
