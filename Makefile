@@ -38,4 +38,4 @@ pytest: sync ## Run the tests
 	$(RUN) pytest
 
 bench: sync ## Run the benchmarks and write docs/benchmarks.md
-	$(RUN) python benchmarks/run.py
+	$(RUN) python -m benchmarks.run

@@ -5,12 +5,9 @@ from __future__ import annotations
 import datetime as dt
 import os
 import platform
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from benchmarks import instrumentation_overhead
+from benchmarks import evaluation, ingest, instrumentation_overhead
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 
@@ -40,7 +37,14 @@ def machine() -> str:
 
 
 def main() -> None:
-    sections = [instrumentation_overhead.report(instrumentation_overhead.run())]
+    sections = []
+    for name, module in (
+        ("instrumentation overhead", instrumentation_overhead),
+        ("receiver ingest", ingest),
+        ("evaluation", evaluation),
+    ):
+        print(f"running {name} ...", flush=True)
+        sections.append(module.report(module.run()))
     header = [
         "# Benchmarks",
         "",
@@ -53,7 +57,7 @@ def main() -> None:
         "",
     ]
     OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text("\n".join(header) + "\n\n".join(sections) + "\n")
+    OUT.write_text("\n".join(header) + "\n" + "\n\n".join(sections) + "\n")
     print(OUT.read_text())
 
 

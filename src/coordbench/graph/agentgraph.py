@@ -86,7 +86,7 @@ def build_agent_graph(spans: Iterable[SpanData] | SpanTree, *, hosts: Iterable[s
         lambda: {"latency_ms": [], "errors": 0, "polls": 0, "digests": []}
     )
     polls: Counter[tuple[str, str]] = Counter()
-    for span in tree.spans:
+    for span in tree.ordered():
         agent = tree.agent_of(span) or UNKNOWN_AGENT
         node = nodes[agent]
         if span.status_code is StatusCode.ERROR:
@@ -159,7 +159,7 @@ def agent_view(graph: nx.DiGraph[str], *, include_hosts: bool = False) -> nx.DiG
 def flow_view(graph: nx.DiGraph[str]) -> nx.Graph[str]:
     """Undirected view for information flow: a call carries a request one way and a reply back.
 
-    Edge ``count`` is the sum over both directions; ``distance = 1 / count``.
+    Edge ``count`` is the sum over both directions; ``distance = 1 / count``. Nodes carry no data.
 
     Example:
         >>> G = nx.DiGraph()
@@ -170,7 +170,7 @@ def flow_view(graph: nx.DiGraph[str]) -> nx.Graph[str]:
         (3, 0.3333333333333333)
     """
     undirected: nx.Graph[str] = nx.Graph()
-    undirected.add_nodes_from(graph.nodes(data=True))
+    undirected.add_nodes_from(graph)  # structure only: copying node data cost more than the metrics
     for u, v, count in graph.edges(data="count", default=1):
         a, b = sorted((u, v))
         if undirected.has_edge(a, b):

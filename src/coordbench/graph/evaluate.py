@@ -6,6 +6,7 @@ import logging
 from collections.abc import Iterable
 
 from coordbench.graph.agentgraph import AGENT, agent_view, build_agent_graph
+from coordbench.graph.metrics.centrality import flow_betweenness
 from coordbench.graph.metrics.detections import Thresholds, classify, detect
 from coordbench.graph.metrics.registry import Metric, MetricInput, select_metrics
 from coordbench.graph.metrics.result import AgentSummary, EdgeSummary, GraphMetrics, MetricInfo
@@ -63,7 +64,7 @@ def evaluate_graph(
         except Exception as exc:
             logger.warning("metric %r failed: %s", metric.name, exc, exc_info=True)
             errors[metric.name] = f"{type(exc).__name__}: {exc}"
-    detections = detect(graph, thresholds)
+    detections = detect(graph, thresholds, flow_betweenness_values=inputs.memo("flow_betweenness", flow_betweenness))
     classification, label = classify(detections, graph.number_of_nodes())
     return GraphMetrics(
         traces=list(full.graph["traces"]),

@@ -7,7 +7,7 @@ tree stays usable (an incomplete trace still gets measured, and says so).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from coordbench.spans import SpanData
@@ -15,6 +15,11 @@ from coordbench.spantree import SpanTree
 from coordbench.steps import Step, step_from_span
 
 __all__ = ["VIRTUAL_ROOT", "CriticalPath", "StepTree"]
+
+
+def _end_desc(span: SpanData) -> tuple[int, str]:
+    return -span.end_time_unix_nano, span.span_id
+
 
 VIRTUAL_ROOT = "virtual-root"
 """Parent id given to roots and orphans in :meth:`StepTree.parent_of`."""
@@ -127,32 +132,36 @@ class StepTree:
 
     def _critical_segments(self, top: SpanData) -> list[tuple[str, str, int, int]]:
         segments: list[tuple[str, str, int, int]] = []
-        # Each frame: (span, the cursor to walk back from, children still to consider, latest first)
-        stack: list[tuple[SpanData, int, list[SpanData]]] = []
+        # Frames: (span, its agent, cursor to walk back from, its children latest-ending first, next index)
+        stack: list[tuple[SpanData, str, int, Sequence[SpanData], int]] = []
+
+        children_of = self.spans.children_of
 
         def push(span: SpanData, cursor: int) -> None:
-            kids = sorted(self.spans.children(span), key=lambda c: (c.end_time_unix_nano, c.span_id), reverse=True)
-            stack.append((span, min(cursor, span.end_time_unix_nano), kids))
+            kids = children_of(span.span_id)
+            if len(kids) > 1:
+                kids = sorted(kids, key=_end_desc)
+            stack.append((span, self.spans.agent_of(span) or "?", min(cursor, span.end_time_unix_nano), kids, 0))
 
         push(top, top.end_time_unix_nano)
         while stack:
-            span, cursor, kids = stack.pop()
-            agent = self.spans.agent_of(span) or "?"
-            descended = False
-            while kids:
-                child = kids.pop(0)
+            span, agent, cursor, kids, index = stack.pop()
+            start = span.start_time_unix_nano
+            while index < len(kids):
+                child = kids[index]
+                index += 1
                 child_end = min(child.end_time_unix_nano, cursor)
-                if child_end <= span.start_time_unix_nano or child.start_time_unix_nano >= cursor:
+                if child_end <= start or child.start_time_unix_nano >= cursor:
                     continue
                 if cursor > child_end:
                     segments.append((span.span_id, agent, child_end, cursor))
                 # resume this span from the child's start once the child is done
-                stack.append((span, max(child.start_time_unix_nano, span.start_time_unix_nano), kids))
+                stack.append((span, agent, max(child.start_time_unix_nano, start), kids, index))
                 push(child, child_end)
-                descended = True
                 break
-            if not descended and cursor > span.start_time_unix_nano:
-                segments.append((span.span_id, agent, span.start_time_unix_nano, cursor))
+            else:
+                if cursor > start:
+                    segments.append((span.span_id, agent, start, cursor))
         return segments
 
     def parallelism(self) -> float:
@@ -171,21 +180,21 @@ class StepTree:
             >>> StepTree([s(1, None, 0, 100), s(2, 1, 0, 100), s(3, 1, 0, 100)]).parallelism()
             2.0
         """
-        spans = self.spans.spans
+        spans = self.spans.ordered()
         if not spans:
             return 0.0
         wall = max(s.end_time_unix_nano for s in spans) - min(s.start_time_unix_nano for s in spans)
         if wall <= 0:
             return 0.0
         total = 0
+        children_of = self.spans.children_of
         for span in spans:
             start, end = span.start_time_unix_nano, span.end_time_unix_nano
             covered = 0
             cursor = start
-            intervals = sorted(
-                (max(c.start_time_unix_nano, start), min(c.end_time_unix_nano, end)) for c in self.spans.children(span)
-            )
-            for c_start, c_end in intervals:
+            # children come sorted by start, and clipping to the parent keeps that order
+            for child in children_of(span.span_id):
+                c_start, c_end = max(child.start_time_unix_nano, start), min(child.end_time_unix_nano, end)
                 if c_end <= cursor:
                     continue
                 covered += c_end - max(c_start, cursor)

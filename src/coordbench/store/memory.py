@@ -10,6 +10,7 @@ import asyncio
 import base64
 import binascii
 import contextlib
+import dataclasses
 import logging
 import time
 from collections import OrderedDict
@@ -44,7 +45,7 @@ class AddResult:
 
 
 class _Trace:
-    __slots__ = ("decoded", "first_seen", "grew", "keys", "last_growth", "last_growth_wall", "spans", "trace_id")
+    __slots__ = ("_grew", "decoded", "first_seen", "keys", "last_growth", "last_growth_wall", "spans", "trace_id")
 
     def __init__(self, trace_id: bytes, now: float, wall: int) -> None:
         self.trace_id = trace_id
@@ -54,7 +55,18 @@ class _Trace:
         self.first_seen = wall
         self.last_growth = now
         self.last_growth_wall = wall
-        self.grew = asyncio.Event()
+        self._grew: asyncio.Event | None = None  # made on first wait: an Event per trace costs at ingest
+
+    @property
+    def grew(self) -> asyncio.Event:
+        """Set when spans are added (created lazily, for waiters)."""
+        if self._grew is None:
+            self._grew = asyncio.Event()
+        return self._grew
+
+    def notify(self) -> None:
+        if self._grew is not None:
+            self._grew.set()
 
     def span_data(self) -> list[SpanData]:
         decoded = self.decoded
@@ -237,7 +249,7 @@ class TraceStore:
             trace = traces[trace_id]
             trace.last_growth, trace.last_growth_wall = now, wall
             traces.move_to_end(trace_id)
-            trace.grew.set()
+            trace.notify()
         if grown:
             self._any_growth.set()
 
@@ -257,15 +269,8 @@ class TraceStore:
     def stats(self) -> StoreStats:
         """A copy of the counters."""
         s = self._stats
-        return StoreStats(
-            received=s.received,
-            stored=s.stored,
-            duplicates=s.duplicates,
-            rejected=s.rejected,
-            evicted=s.evicted,
-            spans=self._span_count,
-            traces=len(self._traces),
-            rejected_reasons=dict(s.rejected_reasons),
+        return dataclasses.replace(
+            s, spans=self._span_count, traces=len(self._traces), rejected_reasons=dict(s.rejected_reasons)
         )
 
     def __contains__(self, trace_id: str) -> bool:
@@ -330,7 +335,7 @@ class TraceStore:
                     return TraceSnapshot(trace_id.lower(), [], empty)
                 spans = trace.span_data()
                 report = self._completeness(trace, spans)
-                return TraceSnapshot(trace_id.lower(), spans, _timed_out(report))
+                return TraceSnapshot(trace_id.lower(), spans, dataclasses.replace(report, timed_out=True))
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(wake.wait(), timeout=wait)
 
@@ -377,19 +382,6 @@ class TraceStore:
                 )
             )
         return page, None
-
-
-def _timed_out(report: Completeness) -> Completeness:
-    return Completeness(
-        trace_id=report.trace_id,
-        span_count=report.span_count,
-        orphans=report.orphans,
-        unmatched_clients=report.unmatched_clients,
-        roots=report.roots,
-        idle_seconds=report.idle_seconds,
-        complete=report.complete,
-        timed_out=True,
-    )
 
 
 def _make_cursor(summary: TraceSummary) -> str:

@@ -146,7 +146,7 @@ BETWEENNESS = Metric(
 )
 FLOW_BETWEENNESS = Metric(
     "flow_betweenness_centrality",
-    lambda i: flow_betweenness(i.graph),
+    lambda i: i.memo("flow_betweenness", flow_betweenness),
     "Share of exchanges (calls and replies) passing through each agent; the bottleneck measure.",
     "undirected-flow",
 )

@@ -29,6 +29,7 @@ else ``<classification>_coordination`` (or ``bottleneck``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
 import networkx as nx
@@ -90,8 +91,14 @@ class Detections(BaseModel):
     interacting_agents: int
 
 
-def detect(G: nx.DiGraph[str], thresholds: Thresholds) -> Detections:
+def detect(
+    G: nx.DiGraph[str], thresholds: Thresholds, *, flow_betweenness_values: Mapping[str, float] | None = None
+) -> Detections:
     """Apply the thresholds to the agent graph (hosts already left out).
+
+    ``flow_betweenness_values`` may pass the flow betweenness of ``G`` when already computed
+    (it is reused only when no agent is isolated, since the detections read the interacting
+    agents).
 
     Example:
         >>> G = nx.DiGraph([("hub", "a"), ("hub", "b"), ("hub", "c")])

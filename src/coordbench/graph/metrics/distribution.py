@@ -8,10 +8,12 @@ number of messages (each message involves two agents), so shares sum to 1.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import networkx as nx
 
 from coordbench.graph.agentgraph import flow_view
+from coordbench.graph.metrics.centrality import flow_betweenness
 from coordbench.graph.metrics.registry import Metric
 
 __all__ = [
@@ -20,6 +22,7 @@ __all__ = [
     "WORKLOAD",
     "betweenness_centralisation",
     "degree_centralisation",
+    "freeman_betweenness",
     "gini",
     "interaction_share",
     "normalised_entropy",
@@ -136,13 +139,16 @@ def betweenness_centralisation(G: nx.DiGraph[str]) -> float:
         >>> round(betweenness_centralisation(nx.DiGraph([("a", "b"), ("b", "c"), ("c", "d")])), 4)
         0.4444
     """
-    H = flow_view(G)
-    n = H.number_of_nodes()
+    return freeman_betweenness(flow_betweenness(G))
+
+
+def freeman_betweenness(values: Mapping[str, float]) -> float:
+    """Freeman centralisation of normalised (flow) betweenness values: ``Σ (b_max - b_i) / (n - 1)``."""
+    n = len(values)
     if n < 3:
         return 0.0
-    values = list(nx.betweenness_centrality(H, normalized=True).values())
-    top = max(values)
-    return sum(top - b for b in values) / (n - 1)
+    top = max(values.values())
+    return sum(top - b for b in values.values()) / (n - 1)
 
 
 WORKLOAD = Metric(
@@ -159,7 +165,7 @@ DEGREE_CENTRALISATION = Metric(
 )
 BETWEENNESS_CENTRALISATION = Metric(
     "betweenness_centralisation",
-    lambda i: betweenness_centralisation(i.graph),
+    lambda i: freeman_betweenness(i.memo("flow_betweenness", flow_betweenness)),
     "Freeman betweenness centralisation: 1 = all exchanges through one agent.",
     "undirected-flow",
 )

@@ -1,0 +1,185 @@
+"""Receiver ingest: spans stored per second, from a separate load-generator process.
+
+For each of protobuf and JSON, plain and gzip: a fresh ``coordbench receiver`` process (in
+memory, no gRPC) takes 200 requests of 512 spans (102,400 distinct spans shaped like our
+instrumentation's) from a load generator in another process over 4 keep-alive connections.
+Throughput counts only spans the store reports as stored (``/v1/stats``), over the load
+generator's wall time. Memory per stored span is the receiver's RSS growth divided by the
+spans it holds. The ceiling is ``ExportTraceServiceRequest.ParseFromString`` (plus gunzip for
+gzip bodies; ``json.loads`` for JSON) on the same bodies, timed here in this process.
+"""
+
+from __future__ import annotations
+
+import gc
+import gzip
+import json
+import os
+import pickle
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from benchmarks.payloads import SPANS_PER_REQUEST, bodies
+from coordbench.testing import bind_loopback
+
+REQUESTS = 200
+CONNECTIONS = 4
+HERE = Path(__file__).resolve().parent
+
+
+@dataclass
+class IngestResult:
+    mode: str
+    spans: int
+    seconds: float
+    statuses: dict[str, int]
+    bytes_per_span_wire: float
+    rss_bytes_per_span: float
+    ceiling_spans_per_s: float
+
+    @property
+    def spans_per_s(self) -> float:
+        return self.spans / self.seconds
+
+    @property
+    def ratio(self) -> float:
+        return self.ceiling_spans_per_s / self.spans_per_s
+
+
+def _rss(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def _ceiling(payloads: list[bytes], fmt: str, compress: bool) -> float:
+    """Best of 5 parses of all bodies, the garbage collector paused (the parse alone, not this process's heap)."""
+    best = float("inf")
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(5):
+            started = time.perf_counter()
+            for body in payloads:
+                raw = gzip.decompress(body) if compress else body
+                if fmt == "protobuf":
+                    ExportTraceServiceRequest().ParseFromString(raw)
+                else:
+                    json.loads(raw)
+            best = min(best, time.perf_counter() - started)
+    finally:
+        gc.enable()
+    return len(payloads) * SPANS_PER_REQUEST / best
+
+
+def _start_receiver(port: int) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "COORDBENCH_MAX_SPANS": "10000000", "COORDBENCH_MAX_TRACES": "1000000"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "coordbench", "receiver", "--port", str(port), "--no-grpc"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    for _ in range(600):
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                return proc
+        except httpx.TransportError:
+            time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError("receiver did not start")
+
+
+def measure(fmt: str, compress: bool) -> IngestResult:
+    payloads = bodies(REQUESTS, fmt=fmt, compress=compress)
+    raw_sizes = [len(gzip.decompress(b)) if compress else len(b) for b in payloads]
+    sock = bind_loopback()
+    port = sock.getsockname()[1]
+    sock.close()
+    proc = _start_receiver(port)
+    try:
+        with tempfile.NamedTemporaryFile(suffix=".pickle", delete=False) as handle:
+            pickle.dump(payloads, handle)
+        rss_before = _rss(proc.pid)
+        content_type = "application/x-protobuf" if fmt == "protobuf" else "application/json"
+        out = subprocess.run(
+            [
+                sys.executable,
+                str(HERE / "load_generator.py"),
+                f"http://127.0.0.1:{port}/v1/traces",
+                handle.name,
+                content_type,
+                "gzip" if compress else "",
+                str(CONNECTIONS),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=600,
+        )
+        Path(handle.name).unlink()
+        report = json.loads(out.stdout)
+        stats = httpx.get(f"http://127.0.0.1:{port}/v1/stats", timeout=10).json()
+        rss_after = _rss(proc.pid)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+    stored_new = stats["spans"]
+    return IngestResult(
+        mode=f"{fmt}{' + gzip' if compress else ''}",
+        spans=stored_new,
+        seconds=report["seconds"],
+        statuses={str(k): v for k, v in report["statuses"].items()},
+        bytes_per_span_wire=statistics.fmean(raw_sizes) / SPANS_PER_REQUEST,
+        rss_bytes_per_span=(rss_after - rss_before) / stored_new if stored_new else float("nan"),
+        ceiling_spans_per_s=_ceiling(payloads, fmt, compress),
+    )
+
+
+RUNS = 3
+
+
+def run() -> list[IngestResult]:
+    """Each mode ``RUNS`` times; the run with the median throughput is reported."""
+    results = []
+    for fmt in ("protobuf", "json"):
+        for compress in (False, True):
+            runs = sorted((measure(fmt, compress) for _ in range(RUNS)), key=lambda r: r.spans_per_s)
+            results.append(runs[len(runs) // 2])
+    return results
+
+
+def report(results: list[IngestResult]) -> str:
+    lines = [
+        "## Receiver ingest (`benchmarks/ingest.py`)",
+        "",
+        f"A fresh `coordbench receiver` process (memory store, one event loop) per run, median of {RUNS} runs per row; "
+        "a separate load-generator "
+        f"process sends {REQUESTS} requests of {SPANS_PER_REQUEST} distinct spans over {CONNECTIONS} keep-alive "
+        "connections. Spans/s counts spans the store holds afterwards (`/v1/stats`). The ceiling is parsing the "
+        "same bodies in this process (`ParseFromString`, or `json.loads` for JSON; gunzip included for gzip).",
+        "",
+        "| body | spans stored | statuses | stored spans/s | ceiling spans/s | ceiling / stored | wire bytes/span "
+        "| RSS bytes/stored span |",
+        "|---|---:|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        lines.append(
+            f"| {r.mode} | {r.spans:,} | {r.statuses} | {r.spans_per_s:,.0f} | {r.ceiling_spans_per_s:,.0f} "
+            f"| {r.ratio:.1f}x | {r.bytes_per_span_wire:,.0f} | {r.rss_bytes_per_span:,.0f} |"
+        )
+    lines += ["", "Target: at least 100,000 protobuf spans/s stored on one core, within 3x of the raw parse."]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(report(run()))
