@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from agents.relay import RelayExecutor
 from support.otlp_sink import OtlpSink
 
-pytest_plugins = ["pytester"]
+pytest_plugins = ["pytester", "support.processes"]
 
 # Scripts for other interpreters (a2a-sdk 0.3) and the plugin package the tests install: not test modules.
 collect_ignore_glob = ["agents/v03_*.py", "plugins/*"]
@@ -35,9 +35,12 @@ def start_agent() -> Iterator[StartAgent]:
 
     def start(name: str, **options: object) -> str:
         executor = RelayExecutor(name, **options)  # type: ignore[arg-type]
-        server = LoopbackServer(
-            lambda url: create_a2a_app(build_agent_card(name, url, description=f"relay {name}"), executor)
-        )
+
+        def app(url: str) -> object:
+            executor.self_url = url
+            return create_a2a_app(build_agent_card(name, url, description=f"relay {name}"), executor)
+
+        server = LoopbackServer(app)
         servers.append(server)
         return server.start()
 

@@ -7,7 +7,7 @@ the variable, rather than surfacing later as a confusing runtime error.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, overload
 
 from pydantic import Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -45,15 +45,26 @@ class Settings(BaseSettings):
     retry_after: float = Field(2.0, gt=0, description="Retry-After (seconds) sent with 429 answers.")
 
 
-def load_settings(**overrides: Any) -> Settings:
+SettingsT = TypeVar("SettingsT", bound=Settings)
+
+
+@overload
+def load_settings(settings_class: None = None, /, **overrides: Any) -> Settings: ...
+@overload
+def load_settings(settings_class: type[SettingsT], /, **overrides: Any) -> SettingsT: ...
+def load_settings(settings_class: type[Settings] | None = None, /, **overrides: Any) -> Settings:
     """Settings from the environment, with explicit ``overrides`` (``None`` values are ignored).
+
+    Args:
+        settings_class: A subclass of :class:`Settings` to load (default: ``Settings``).
+        overrides: Values that win over the environment.
 
     Raises:
         ConfigurationError: If a value is invalid; the message names the variable.
     """
     given = {k: v for k, v in overrides.items() if v is not None}
     try:
-        return Settings(**given)
+        return (settings_class or Settings)(**given)
     except ValidationError as exc:
         problems: list[str] = []
         for error in exc.errors():

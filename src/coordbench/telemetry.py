@@ -27,7 +27,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExport
 from coordbench import semconv
 from coordbench.errors import ConfigurationError
 
-__all__ = ["configure_tracing"]
+__all__ = ["configure_tracing", "requested_exporters"]
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +63,28 @@ def _exporters() -> list[SpanExporter]:
         elif name != "none":
             raise ConfigurationError(f"OTEL_TRACES_EXPORTER contains {name!r}; supported: otlp, console, none")
     return exporters
+
+
+_EXPORT_VARIABLES = ("OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+
+
+def requested_exporters() -> list[SpanExporter]:
+    """The exporters the environment explicitly asks for (none by default).
+
+    None unless one of ``OTEL_TRACES_EXPORTER``, ``OTEL_EXPORTER_OTLP_ENDPOINT`` or
+    ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` is set (and ``OTEL_SDK_DISABLED`` is not ``true``).
+
+    For a process that keeps its spans itself (the assessor) and exports them elsewhere
+    (Jaeger, a collector) only when told to.
+
+    Raises:
+        ConfigurationError: If a variable has a value we cannot honour.
+    """
+    if os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return []
+    if not any(os.environ.get(v, "").strip() for v in _EXPORT_VARIABLES):
+        return []
+    return _exporters()
 
 
 def _service_name_in_env() -> bool:

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import logging
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from coordbench import plugins
 from coordbench.errors import ConfigurationError
 from coordbench.graph import evaluate_graph
 from coordbench.graph.metrics import available_metrics, select_metrics
@@ -34,7 +32,6 @@ BUILT_IN = {
     "redundancy",
     "workload",
 }
-PLUGIN = Path(__file__).parent.parent / "plugins" / "coordbench_example_metric"
 
 
 def test_built_ins_register_through_entry_points() -> None:
@@ -61,29 +58,21 @@ def test_a_failing_metric_is_reported_not_raised() -> None:
     assert result.label == "high_coordination"
 
 
-def _uv() -> list[str]:
-    found = shutil.which("uv")
-    return [found] if found else [shutil.which("python3") or sys.executable, "-m", "uv"]
-
-
 @pytest.mark.slow
 def test_third_party_plugin_without_touching_coordbench(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    plugin_site: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    target = tmp_path / "site"
-    subprocess.run(
-        [*_uv(), "pip", "install", "--quiet", "--no-deps", "--target", str(target), str(PLUGIN)],
-        check=True,
-        timeout=300,
-    )
-    monkeypatch.syspath_prepend(str(target))
-    with caplog.at_level(logging.WARNING, logger="coordbench.graph.metrics.registry"):
+    monkeypatch.syspath_prepend(str(plugin_site))
+    plugins.refresh()  # another test may have scanned this path already (and logged the warnings then)
+    with caplog.at_level(logging.WARNING, logger="coordbench.plugins"):
         found = available_metrics()
     assert "hub_ratio" in found
     assert "broken" not in found and "not_a_metric" not in found
-    assert "metric plugin 'broken' (coordbench_example_metric:DOES_NOT_EXIST) failed to load" in caplog.text
     assert (
-        "metric plugin 'not_a_metric' (coordbench_example_metric:NOT_A_METRIC) is not a coordbench Metric"
+        "plugin 'broken' (coordbench_example_metric:DOES_NOT_EXIST) of coordbench.metrics failed to load" in caplog.text
+    )
+    assert (
+        "plugin 'not_a_metric' (coordbench_example_metric:NOT_A_METRIC) is not a valid coordbench.metrics plugin"
         in caplog.text
     )
     spans = [call("A", "B", span_id=sid(1)), call("A", "C", span_id=sid(2)), call("B", "C", span_id=sid(3))]

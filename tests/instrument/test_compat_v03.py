@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,27 +21,6 @@ pytestmark = pytest.mark.slow
 AGENTS = Path(__file__).parent.parent / "agents"
 PARENT_TRACE = "0af7651916cd43dd8448eb211c80319c"
 PARENT_SPAN = "b7ad6b7169203331"
-
-
-def _uv() -> list[str]:
-    found = shutil.which("uv")
-    if found:
-        return [found]
-    python = shutil.which("python3") or sys.executable
-    return [python, "-m", "uv"]
-
-
-@pytest.fixture(scope="session")
-def v03_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A Python with a2a-sdk 0.3.26 (the last 0.3 release) installed, from PyPI."""
-    venv = tmp_path_factory.mktemp("a2a-sdk-0.3.26")
-    subprocess.run([*_uv(), "venv", "--quiet", "--python", sys.executable, str(venv)], check=True)
-    python = venv / "bin" / "python"
-    subprocess.run(
-        [*_uv(), "pip", "install", "--quiet", "--python", str(python), "a2a-sdk[http-server]==0.3.26", "uvicorn"],
-        check=True,
-    )
-    return python
 
 
 @pytest.fixture

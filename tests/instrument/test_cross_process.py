@@ -9,9 +9,7 @@ in the test. B runs in the test process. The test (the host) calls A; A calls B;
 from __future__ import annotations
 
 import shutil
-import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,50 +22,13 @@ from coordbench.spantree import SpanTree
 from coordbench.steps import AgentInvocation, CallType, ToolInvocation, step_from_span
 from coordbench.testing import RecordingSpanExporter
 from support.otlp_sink import OtlpSink
+from support.processes import RELAY, AgentProcess, exporting_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("a2a_instrumented")]
 
-RELAY = str(Path(__file__).parent.parent / "agents" / "relay.py")
-
-
-class AgentProcess:
-    def __init__(self, command: list[str], env: dict[str, str]) -> None:
-        self.proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        if not line.startswith("READY "):
-            self.proc.kill()
-            _, err = self.proc.communicate(timeout=10)
-            raise RuntimeError(f"agent did not start: {line!r}\n{err}")
-        self.url = line.split()[1]
-
-    def stop(self) -> str:
-        self.proc.terminate()  # uvicorn shuts down gracefully; the SDK flushes at exit
-        _, err = self.proc.communicate(timeout=20)
-        return err
-
-
-@pytest.fixture
-def processes() -> Iterator[list[AgentProcess]]:
-    started: list[AgentProcess] = []
-    yield started
-    for p in started:
-        if p.proc.poll() is None:
-            p.proc.kill()
-            p.proc.communicate()
-
 
 def otlp_env(base: dict[str, str], sink: OtlpSink, service: str) -> dict[str, str]:
-    return {
-        **base,
-        "OTEL_SERVICE_NAME": service,
-        "OTEL_TRACES_EXPORTER": "otlp",
-        "OTEL_METRICS_EXPORTER": "none",
-        "OTEL_LOGS_EXPORTER": "none",
-        "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
-        "OTEL_EXPORTER_OTLP_ENDPOINT": sink.url,
-        "OTEL_BSP_SCHEDULE_DELAY": "50",
-    }
+    return exporting_env(base, sink.url, service)
 
 
 def agent_steps_complete(spans: list[SpanData]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from importlib.metadata import entry_points
 
 import a2a.utils.telemetry
+import pytest
 import wrapt
 from a2a.client.base_client import BaseClient
 from a2a.server.agent_execution.active_task import ActiveTask
@@ -91,3 +92,61 @@ async def test_extensions_request_can_be_turned_off(
     seen = json.loads(text)
     assert seen["extensions"] == []
     assert seen["header_traceparent"] is not None
+
+
+async def test_message_content_is_not_recorded_by_default(
+    start_agent: StartAgent, a2a_instrumented: RecordingSpanExporter
+) -> None:
+    from coordbench import semconv
+
+    url = start_agent("Quiet", behaviour="message")  # no tool step that records its query on purpose
+    client = AgentClient(url, streaming=False)
+    await client.ask("my secret plan")
+    await client.close()
+    spans = await a2a_instrumented.wait_for_async(lambda s: any(x.kind.name == "SERVER" for x in s))
+    a2a_spans = [s for s in spans if semconv.A2A_METHOD in s.attributes]
+    assert len(a2a_spans) == len(spans) == 2
+    for span in a2a_spans:
+        assert semconv.GEN_AI_INPUT_MESSAGES not in span.attributes
+        assert semconv.GEN_AI_OUTPUT_MESSAGES not in span.attributes
+        assert "my secret plan" not in repr(span.attributes)
+
+
+@pytest.mark.parametrize("how", ["kwarg", "env"])
+async def test_message_content_capture(
+    start_agent: StartAgent,
+    tracer_provider: TracerProvider,
+    span_exporter: RecordingSpanExporter,
+    monkeypatch: pytest.MonkeyPatch,
+    how: str,
+) -> None:
+    """Opt-in capture puts the sent and received text on the client span only, truncated at 4 KiB."""
+    import json
+
+    from coordbench import semconv
+    from coordbench.spans import SpanKind
+
+    url = start_agent("Echo")
+    if how == "env":
+        monkeypatch.setenv(semconv.CAPTURE_CONTENT_ENV, "true")
+        A2AInstrumentor().instrument(tracer_provider=tracer_provider)
+    else:
+        A2AInstrumentor().instrument(tracer_provider=tracer_provider, capture_content=True)
+    try:
+        client = AgentClient(url, streaming=True)
+        await client.ask("plan the launch")
+        await client.ask("x" * 5000)
+        await client.close()
+    finally:
+        A2AInstrumentor().uninstrument()
+    spans = await span_exporter.wait_for_async(lambda s: sum(x.kind is SpanKind.SERVER for x in s) >= 2)
+    clients = sorted((s for s in spans if s.kind is SpanKind.CLIENT), key=lambda s: s.start_time_unix_nano)
+    first, second = (json.loads(str(s.attributes[semconv.GEN_AI_INPUT_MESSAGES])) for s in clients)
+    assert first == [{"role": "user", "parts": [{"type": "text", "content": "plan the launch"}]}]
+    out = json.loads(str(clients[0].attributes[semconv.GEN_AI_OUTPUT_MESSAGES]))
+    assert out == [{"role": "assistant", "parts": [{"type": "text", "content": "Echo(plan the launch)"}]}]
+    long_text = second[0]["parts"][0]["content"]
+    assert long_text == "x" * 4096 + "...[truncated]"
+    for span in spans:
+        if span.kind is SpanKind.SERVER:
+            assert semconv.GEN_AI_INPUT_MESSAGES not in span.attributes

@@ -71,3 +71,18 @@ async def test_one_step_object_shared_by_concurrent_tasks(span_exporter: Recordi
     for name in ("one", "two"):
         host = tree.one(name=f"invoke_workflow {name}")
         assert [c.name for c in tree.children(host)] == ["execute_tool shared"]
+
+
+async def test_host_step_can_start_a_new_trace(span_exporter: RecordingSpanExporter) -> None:
+    """An assessment started while serving a request gets its own trace (linked, not parented)."""
+    async with host_step("request"), host_step("assessment", new_trace=True), host_step("scenario"):
+        pass
+    spans = {s.name: s for s in span_exporter.spans()}
+    outer, root, child = (
+        spans["invoke_workflow request"],
+        spans["invoke_workflow assessment"],
+        spans["invoke_workflow scenario"],
+    )
+    assert root.parent_span_id is None
+    assert root.trace_id != outer.trace_id
+    assert (child.trace_id, child.parent_span_id) == (root.trace_id, root.span_id)

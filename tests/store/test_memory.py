@@ -108,6 +108,43 @@ async def test_wait_complete_times_out_with_a_report() -> None:
     assert (missing.spans, missing.completeness.timed_out, missing.completeness.span_count) == ([], True, 0)
 
 
+async def test_wait_complete_accepts_a_parent_that_is_still_open() -> None:
+    """Mid-assessment the root span has not ended: its children are not orphans when it is named open."""
+    store = TraceStore()
+    _root, client, server = chain()
+    await store.add(encoded(client, server))
+    blocked = await store.wait_complete(TRACE, quiet=0.01, timeout=0.2)
+    assert (blocked.completeness.timed_out, blocked.completeness.orphans) == (True, (sid(1),))
+    snapshot = await store.wait_complete(TRACE, quiet=0.01, timeout=5, open_spans={sid(1)})
+    assert snapshot.completeness.complete and not snapshot.completeness.timed_out
+    assert snapshot.completeness.orphans == ()
+
+
+async def test_wait_complete_within_a_subtree() -> None:
+    """One scenario of a running assessment: root open, scenario 1 stuck, scenario 2 complete."""
+    store = TraceStore()
+    scenario1 = span("scenario 1", span_id=sid(2), parent=sid(1), service="host")
+    stuck = call("host", "B", parent=sid(2), span_id=sid(3))  # B's server span never comes
+    scenario2 = span("scenario 2", span_id=sid(4), parent=sid(1), service="host")
+    call2 = call("host", "B", parent=sid(4), span_id=sid(5))
+    served2 = serve("B", parent=sid(5), span_id=sid(6))
+    await store.add(encoded(scenario1, stuck, scenario2, call2, served2))
+    snapshot = await store.wait_complete(TRACE, quiet=0.01, timeout=5, within=sid(4))
+    assert snapshot.completeness.complete and not snapshot.completeness.timed_out
+    assert sorted(s.span_id for s in snapshot.spans) == [sid(4), sid(5), sid(6)]
+    assert snapshot.completeness.span_count == 3
+    first = await store.wait_complete(TRACE, quiet=0.01, timeout=0.2, within=sid(2))
+    assert (first.completeness.timed_out, first.completeness.unmatched_clients) == (True, (sid(3),))
+    # a span hanging from a parent that has not arrived might belong to the subtree: wait for it
+    loose = serve("C", parent=sid(9), span_id=sid(7))
+    await store.add(encoded(loose))
+    blocked = await store.wait_complete(TRACE, quiet=0.01, timeout=0.2, within=sid(4))
+    assert (blocked.completeness.timed_out, blocked.completeness.orphans) == (True, (sid(9),))
+    # a subtree whose top span has not arrived is not complete
+    missing = await store.wait_complete(TRACE, quiet=0.01, timeout=0.1, within=sid(8))
+    assert (missing.spans, missing.completeness.complete) == ([], False)
+
+
 async def test_wait_complete_for_a_trace_that_arrives_later() -> None:
     store = TraceStore()
 

@@ -1,5 +1,15 @@
-"""Shared A2A helpers: agent cards and apps that 1.0 and 0.3 clients can both use."""
+"""Shared A2A helpers: agent cards and apps that 1.0 and 0.3 clients can both use, and the messenger."""
 
-from coordbench.a2a.app import REST_PREFIX, build_agent_card, create_a2a_app
+from coordbench.a2a.app import REST_PREFIX, a2a_routes, build_agent_card, create_a2a_app
+from coordbench.a2a.messenger import DEFAULT_TIMEOUT, AgentCallError, Messenger, Reply
 
-__all__ = ["REST_PREFIX", "build_agent_card", "create_a2a_app"]
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "REST_PREFIX",
+    "AgentCallError",
+    "Messenger",
+    "Reply",
+    "a2a_routes",
+    "build_agent_card",
+    "create_a2a_app",
+]

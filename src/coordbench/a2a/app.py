@@ -20,10 +20,11 @@ from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, c
 from a2a.server.tasks import InMemoryTaskStore, TaskStore
 from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentProvider, AgentSkill
 from starlette.applications import Starlette
+from starlette.routing import BaseRoute
 
 from coordbench.instrument.card import with_trace_extensions
 
-__all__ = ["REST_PREFIX", "build_agent_card", "create_a2a_app"]
+__all__ = ["REST_PREFIX", "a2a_routes", "build_agent_card", "create_a2a_app"]
 
 REST_PREFIX = "/rest"
 """Where the HTTP+JSON (REST) binding is mounted, below the agent's base URL."""
@@ -98,9 +99,7 @@ def create_a2a_app(
     Returns:
         The ASGI app; serve it with uvicorn.
     """
-    handler = DefaultRequestHandler(
-        agent_executor=executor, task_store=task_store or InMemoryTaskStore(), agent_card=card
-    )
+    routes, handler = a2a_routes(card, executor, task_store=task_store)
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncGenerator[None]:
@@ -109,9 +108,24 @@ def create_a2a_app(
         finally:
             await handler.aclose()
 
-    routes = [
+    return Starlette(routes=routes, lifespan=lifespan)
+
+
+def a2a_routes(
+    card: AgentCard, executor: AgentExecutor, *, task_store: TaskStore | None = None
+) -> tuple[list[BaseRoute], DefaultRequestHandler]:
+    """The routes of an A2A agent (card, JSON-RPC 1.0 + 0.3 at ``/``, REST under ``/rest``), to add to an app.
+
+    Returns:
+        The routes, and the request handler; close it (``await handler.aclose()``) when the
+        app shuts down.
+    """
+    handler = DefaultRequestHandler(
+        agent_executor=executor, task_store=task_store or InMemoryTaskStore(), agent_card=card
+    )
+    routes: list[BaseRoute] = [
         *create_agent_card_routes(card),
         *create_jsonrpc_routes(handler, rpc_url="/", enable_v0_3_compat=True),
         *create_rest_routes(handler, path_prefix=REST_PREFIX),
     ]
-    return Starlette(routes=routes, lifespan=lifespan)
+    return routes, handler

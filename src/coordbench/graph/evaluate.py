@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
+import networkx as nx
+
 from coordbench.graph.agentgraph import AGENT, agent_view, build_agent_graph
 from coordbench.graph.metrics.centrality import flow_betweenness
 from coordbench.graph.metrics.detections import Thresholds, classify, detect
@@ -26,6 +28,8 @@ def evaluate_graph(
     metrics: list[Metric] | None = None,
     hosts: Iterable[str] = (),
     declared_agents: Iterable[str] = (),
+    graph: nx.DiGraph[str] | None = None,
+    steps: StepTree | None = None,
 ) -> GraphMetrics:
     """Build the agent graph and StepTree of the spans, run the metrics, detect and classify.
 
@@ -37,18 +41,20 @@ def evaluate_graph(
         hosts: Agents to treat as hosts besides those owning a root HOST step.
         declared_agents: Agents expected to take part (say, an assessment's participants):
             added as nodes even if no span mentions them, so absence shows as isolation.
+        graph: The full agent graph of ``spans``, if already built (it is extended with
+            ``declared_agents`` in place).
+        steps: The StepTree of ``spans``, if already built.
 
     Returns:
         The result; a metric that raises is reported in ``metric_errors``, not raised.
     """
     thresholds = thresholds or Thresholds()
     tree = spans if isinstance(spans, SpanTree) else SpanTree(spans)
-    full = build_agent_graph(tree, hosts=hosts)
+    full = graph if graph is not None else build_agent_graph(tree, hosts=hosts)
     for name in sorted(set(declared_agents) - set(full)):
         full.add_node(name, role=AGENT, requests=0, calls=0, errors=0, tool_calls=0, tool_time_ms=0.0, tools={})
-    graph = agent_view(full)
-    steps = StepTree(tree)
-    inputs = MetricInput(graph=graph, full_graph=full, steps=steps)
+    view = agent_view(full)
+    inputs = MetricInput(graph=view, full_graph=full, steps=steps if steps is not None else StepTree(tree))
     results: dict[str, object] = {}
     info: dict[str, MetricInfo] = {}
     errors: dict[str, str] = {}
@@ -64,8 +70,8 @@ def evaluate_graph(
         except Exception as exc:
             logger.warning("metric %r failed: %s", metric.name, exc, exc_info=True)
             errors[metric.name] = f"{type(exc).__name__}: {exc}"
-    detections = detect(graph, thresholds, flow_betweenness_values=inputs.memo("flow_betweenness", flow_betweenness))
-    classification, label = classify(detections, graph.number_of_nodes())
+    detections = detect(view, thresholds, flow_betweenness_values=inputs.memo("flow_betweenness", flow_betweenness))
+    classification, label = classify(detections, view.number_of_nodes())
     return GraphMetrics(
         traces=list(full.graph["traces"]),
         agents=[
@@ -94,7 +100,7 @@ def evaluate_graph(
             )
             for u, v, d in full.edges(data=True)
         ],
-        interactions=sum(c for *_, c in graph.edges(data="count", default=1)),
+        interactions=sum(c for *_, c in view.edges(data="count", default=1)),
         metrics=results,
         metric_info=info,
         metric_errors=errors,
@@ -102,5 +108,5 @@ def evaluate_graph(
         thresholds=thresholds,
         classification=classification,
         label=label,
-        orphan_steps=len(steps.orphans),
+        orphan_steps=len(inputs.steps.orphans),
     )

@@ -164,6 +164,30 @@ class StepTree:
                     segments.append((span.span_id, agent, start, cursor))
         return segments
 
+    def self_time_ns(self, step_id: str) -> int:
+        """A step's own time: its duration minus the union of its children's intervals (clipped to it).
+
+        Raises:
+            KeyError: For an unknown id.
+        """
+        span = self.spans.get(step_id)
+        if span is None:
+            raise KeyError(step_id)
+        return self._self_time(span)
+
+    def _self_time(self, span: SpanData) -> int:
+        start, end = span.start_time_unix_nano, span.end_time_unix_nano
+        covered = 0
+        cursor = start
+        # children come sorted by start, and clipping to the parent keeps that order
+        for child in self.spans.children_of(span.span_id):
+            c_start, c_end = max(child.start_time_unix_nano, start), min(child.end_time_unix_nano, end)
+            if c_end <= cursor:
+                continue
+            covered += c_end - max(c_start, cursor)
+            cursor = c_end
+        return max(0, (end - start) - covered)
+
     def parallelism(self) -> float:
         """Average number of steps working at once: Σ self time / wall time.
 
@@ -186,18 +210,5 @@ class StepTree:
         wall = max(s.end_time_unix_nano for s in spans) - min(s.start_time_unix_nano for s in spans)
         if wall <= 0:
             return 0.0
-        total = 0
-        children_of = self.spans.children_of
-        for span in spans:
-            start, end = span.start_time_unix_nano, span.end_time_unix_nano
-            covered = 0
-            cursor = start
-            # children come sorted by start, and clipping to the parent keeps that order
-            for child in children_of(span.span_id):
-                c_start, c_end = max(child.start_time_unix_nano, start), min(child.end_time_unix_nano, end)
-                if c_end <= cursor:
-                    continue
-                covered += c_end - max(c_start, cursor)
-                cursor = c_end
-            total += max(0, (end - start) - covered)
+        total = sum(self._self_time(span) for span in spans)
         return total / wall

@@ -86,6 +86,7 @@ class _ClientCall(CallRecord):
     """The CLIENT span of one call and what it learns from the response."""
 
     __slots__ = ("ctx", "span")
+    captures_content = True
 
     def __init__(self, client: Any, method: ClientMethod, streaming: bool, request: Any) -> None:
         super().__init__(is_send=method is SEND_MESSAGE, streaming=streaming)

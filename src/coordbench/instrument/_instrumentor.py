@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Callable, Collection
 from typing import Any
 
@@ -47,6 +48,13 @@ class A2AInstrumentor(BaseInstrumentor):
         suppress_sdk_spans: Silence a2a-sdk's built-in spans (default ``True``).
         request_extensions: Ask callees for the traceability and timestamp extensions
             through the ``A2A-Extensions`` header (default ``True``).
+        propagate_in_metadata: Also put the trace context in the outgoing message metadata,
+            for transports that drop headers (default ``True``).
+        capture_content: Record the text of sent and received messages on client spans
+            (``gen_ai.input.messages``, ``gen_ai.output.messages``, at most 4 KiB each); the
+            LLM judge and text evaluator read it. Default: the
+            ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` variable, else off, since
+            messages may hold personal data.
     """
 
     _wrapped: list[tuple[Any, str]]
@@ -66,6 +74,10 @@ class A2AInstrumentor(BaseInstrumentor):
         )
         STATE.request_extensions = bool(kwargs.get("request_extensions", True))
         STATE.propagate_in_metadata = bool(kwargs.get("propagate_in_metadata", True))
+        capture = kwargs.get("capture_content")
+        if capture is None:
+            capture = os.environ.get(semconv.CAPTURE_CONTENT_ENV, "").strip().lower() in {"1", "true", "yes"}
+        STATE.capture_content = bool(capture)
         if kwargs.get("suppress_sdk_spans", True):
             suppress_sdk_spans()
         self._wrapped = []
@@ -88,4 +100,5 @@ class A2AInstrumentor(BaseInstrumentor):
         restore_sdk_spans()
         STATE.tracer = None
         STATE.request_extensions = True
+        STATE.capture_content = False
         STATE.propagate_in_metadata = True

@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable
 from typing import Any
 
 from a2a.types import Artifact, Message, Part, TaskState
+from google.protobuf.json_format import MessageToDict
 
 __all__ = [
     "CHARS_PER_TOKEN",
+    "CONTENT_LIMIT",
     "FINAL_STATES",
     "artifacts_chars",
     "estimate_tokens",
     "message_chars",
     "message_digest",
     "parts_chars",
+    "parts_text",
+    "recorded_messages",
     "task_state_name",
 ]
 
@@ -63,6 +68,45 @@ def parts_chars(parts: Iterable[Part]) -> int:
         elif kind is not None:
             total += part.ByteSize()
     return total
+
+
+CONTENT_LIMIT = 4096
+"""Most characters of message content recorded per span attribute (content capture is opt-in)."""
+
+
+def parts_text(parts: Iterable[Part]) -> str:
+    """The text of ``parts``: text parts as they are, data parts as compact JSON, files by name or URL."""
+    texts: list[str] = []
+    for part in parts:
+        kind = part.WhichOneof("content")
+        if kind == "text":
+            texts.append(part.text)
+        elif kind == "data":
+            texts.append(json.dumps(MessageToDict(part.data), sort_keys=True, separators=(",", ":")))
+        elif kind == "url":
+            texts.append(part.url)
+        elif kind == "raw":
+            texts.append(f"[{len(part.raw)} bytes{' ' + part.filename if part.filename else ''}]")
+    return "\n".join(texts)
+
+
+def recorded_messages(role: str, texts: Iterable[str]) -> str:
+    """GenAI-convention JSON for captured content, truncated to :data:`CONTENT_LIMIT` characters in all.
+
+    Example:
+        >>> recorded_messages("user", ["hi"])
+        '[{"parts":[{"content":"hi","type":"text"}],"role":"user"}]'
+    """
+    budget = CONTENT_LIMIT
+    parts: list[dict[str, str]] = []
+    for text in texts:
+        if budget <= 0:
+            break
+        if len(text) > budget:
+            text = text[:budget] + "...[truncated]"
+        budget -= len(text)
+        parts.append({"type": "text", "content": text})
+    return json.dumps([{"role": role, "parts": parts}], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def message_chars(message: Message) -> int:

@@ -12,6 +12,7 @@ from coordbench import semconv
 from coordbench.instrument import _payload
 from coordbench.instrument._errors import record_error
 from coordbench.instrument._internal import internal_errors
+from coordbench.instrument._state import STATE
 
 __all__ = ["CallRecord", "TracedCall", "aclose", "await_through", "stream_through"]
 
@@ -34,7 +35,11 @@ class CallRecord:
         "state",
         "streaming",
         "task_id",
+        "texts_out",
     )
+
+    captures_content = False
+    """Whether this end records message content when capture is on (the caller's end does)."""
 
     def __init__(self, *, is_send: bool, streaming: bool) -> None:
         self.is_send = is_send
@@ -47,6 +52,7 @@ class CallRecord:
         self.chars_out = 0
         self.failed = False
         self.done = False
+        self.texts_out: list[str] | None = None
 
     def request_attributes(self, attrs: dict[str, Any], request: Any, wire: str, agent: str) -> str:
         """Add what the request says to ``attrs``; returns the span name."""
@@ -57,6 +63,11 @@ class CallRecord:
             attrs[semconv.A2A_MESSAGE_DIGEST] = _payload.message_digest(message)
             attrs[semconv.A2A_REQUEST_SIZE] = request.ByteSize()
             attrs[semconv.GEN_AI_USAGE_INPUT_TOKENS] = _payload.estimate_tokens(_payload.message_chars(message))
+            if STATE.capture_content and self.captures_content:
+                attrs[semconv.GEN_AI_INPUT_MESSAGES] = _payload.recorded_messages(
+                    "user", [_payload.parts_text(message.parts)]
+                )
+                self.texts_out = []
             self.context_id = message.context_id
             self.task_id = message.task_id
             return f"{semconv.OPERATION_INVOKE_AGENT} {agent}"
@@ -92,9 +103,27 @@ class CallRecord:
         self.events += 1
         self.response_size += event.ByteSize()
         self.chars_out += chars
+        if self.texts_out is not None:
+            self._capture(event)
         if not self.streaming or isinstance(event, Message):
             return True
         return not isinstance(event, TaskArtifactUpdateEvent) and self.state in _payload.FINAL_STATES
+
+    def _capture(self, event: Any) -> None:
+        """Keep the text of a response event (content capture is on)."""
+        texts = self.texts_out
+        assert texts is not None  # noqa: S101 - only called when capturing
+        if isinstance(event, Task):
+            texts.extend(_payload.parts_text(a.parts) for a in event.artifacts)
+            if event.status.HasField("message"):
+                texts.append(_payload.parts_text(event.status.message.parts))
+        elif isinstance(event, TaskStatusUpdateEvent):
+            if event.status.HasField("message"):
+                texts.append(_payload.parts_text(event.status.message.parts))
+        elif isinstance(event, Message):
+            texts.append(_payload.parts_text(event.parts))
+        elif isinstance(event, TaskArtifactUpdateEvent):
+            texts.append(_payload.parts_text(event.artifact.parts))
 
     def fail(self, span: Span, exc: BaseException) -> None:
         """Record ``exc`` as the call's failure."""
@@ -120,6 +149,10 @@ class CallRecord:
             attrs[semconv.A2A_RESPONSE_EVENTS] = self.events
             attrs[semconv.GEN_AI_USAGE_OUTPUT_TOKENS] = _payload.estimate_tokens(self.chars_out)
             attrs[semconv.A2A_USAGE_ESTIMATED] = True
+            if self.texts_out is not None:
+                attrs[semconv.GEN_AI_OUTPUT_MESSAGES] = _payload.recorded_messages(
+                    "assistant", [t for t in self.texts_out if t]
+                )
         if not self.failed and self.state == TaskState.TASK_STATE_FAILED:
             attrs[semconv.ERROR_TYPE] = semconv.ERROR_TASK_FAILED
             span.set_status(Status(StatusCode.ERROR, "the agent reported the task as failed"))

@@ -21,6 +21,8 @@ class InstrumentationState:
     tracer: Tracer | None = None
     request_extensions: bool = True
     propagate_in_metadata: bool = True
+    capture_content: bool = False
+    """Record message text on client spans (``gen_ai.input.messages``/``gen_ai.output.messages``)."""
 
 
 STATE = InstrumentationState()

@@ -33,7 +33,7 @@ from typing import Any, ParamSpec, TypeVar, cast
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.trace import Span, SpanKind
+from opentelemetry.trace import Link, Span, SpanKind
 
 from coordbench import semconv
 from coordbench.instrument._errors import record_error
@@ -78,12 +78,15 @@ class StepSpan:
     Each ``with`` or decorated call opens a fresh span, so one object can be reused.
     """
 
-    def __init__(self, call_type: CallType, name: str, kind: SpanKind, attributes: Mapping[str, Any]) -> None:
+    def __init__(
+        self, call_type: CallType, name: str, kind: SpanKind, attributes: Mapping[str, Any], *, new_trace: bool = False
+    ) -> None:
         """Describe the spans to create; see :func:`tool_step`, :func:`llm_step`, :func:`host_step`."""
         self.call_type = call_type
         self.name = name
         self.kind = kind
         self.attributes = dict(attributes)
+        self.new_trace = new_trace
         self._open: dict[tuple[int, int], list[tuple[Span, object]]] = {}
 
     @staticmethod
@@ -100,7 +103,14 @@ class StepSpan:
         caller = current_server_call()
         if caller is not None and self.call_type is not CallType.HOST:
             attrs.setdefault(semconv.GEN_AI_AGENT_NAME, caller.agent_name)
-        span = get_tracer().start_span(self.name, kind=self.kind, attributes=attrs)
+        if self.new_trace:
+            current = trace.get_current_span().get_span_context()
+            links = [Link(current)] if current.is_valid else []
+            span = get_tracer().start_span(
+                self.name, context=otel_context.Context(), kind=self.kind, attributes=attrs, links=links
+            )
+        else:
+            span = get_tracer().start_span(self.name, kind=self.kind, attributes=attrs)
         token = otel_context.attach(trace.set_span_in_context(span))
         self._open.setdefault(self._key(), []).append((span, token))
         return StepHandle(span)
@@ -138,7 +148,7 @@ class StepSpan:
         self._end(exc)
 
     def _fresh(self) -> StepSpan:
-        return StepSpan(self.call_type, self.name, self.kind, self.attributes)
+        return StepSpan(self.call_type, self.name, self.kind, self.attributes, new_trace=self.new_trace)
 
     def __call__(self, func: Callable[P, R]) -> Callable[P, R]:
         """Decorate ``func`` (sync or async) so every call runs in a new step span."""
@@ -194,16 +204,21 @@ def llm_step(
     return StepSpan(CallType.TOOL, f"{operation} {model}", SpanKind.CLIENT, attrs)
 
 
-def host_step(name: str, *, attributes: Mapping[str, Any] | None = None) -> StepSpan:
+def host_step(name: str, *, attributes: Mapping[str, Any] | None = None, new_trace: bool = False) -> StepSpan:
     """A HOST step for orchestration: span ``invoke_workflow {name}`` (INTERNAL).
 
     Args:
         name: What is being orchestrated (``gen_ai.workflow.name``), e.g. an assessment or scenario.
         attributes: Extra span attributes.
+        new_trace: Start a new trace with this step as its root (linked to the current span,
+            if any), rather than a child of the current span: an assessor does this per
+            assessment, so each has its own trace whatever called it.
     """
     attrs = {
         semconv.GEN_AI_OPERATION_NAME: semconv.OPERATION_INVOKE_WORKFLOW,
         semconv.GEN_AI_WORKFLOW_NAME: name,
         **(attributes or {}),
     }
-    return StepSpan(CallType.HOST, f"{semconv.OPERATION_INVOKE_WORKFLOW} {name}", SpanKind.INTERNAL, attrs)
+    return StepSpan(
+        CallType.HOST, f"{semconv.OPERATION_INVOKE_WORKFLOW} {name}", SpanKind.INTERNAL, attrs, new_trace=new_trace
+    )

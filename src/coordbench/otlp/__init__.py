@@ -8,6 +8,7 @@ from coordbench.otlp.decode import (
     decode_json,
     decode_protobuf,
     decode_request,
+    encoded_span,
 )
 from coordbench.otlp.encode import export_request, export_request_json, span_message
 
@@ -19,6 +20,7 @@ __all__ = [
     "decode_json",
     "decode_protobuf",
     "decode_request",
+    "encoded_span",
     "export_request",
     "export_request_json",
     "span_message",

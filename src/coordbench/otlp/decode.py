@@ -48,6 +48,7 @@ __all__ = [
     "decode_json",
     "decode_protobuf",
     "decode_request",
+    "encoded_span",
 ]
 
 FORMAT_PROTOBUF = "otlp/protobuf"
@@ -384,6 +385,23 @@ def _json_span_data(
         events=tuple(events),
         scope_name=envelope.scope_name,
     )
+
+
+def encoded_span(span: SpanData) -> EncodedSpan:
+    """A span already in memory (our own, or converted from a reported Step) ready for the store.
+
+    Raises:
+        ValueError: If its ids are not 32/16 hex digits, or are all zero.
+    """
+    trace_id, span_id = bytes.fromhex(span.trace_id), bytes.fromhex(span.span_id)
+    parent = bytes.fromhex(span.parent_span_id) if span.parent_span_id else b""
+    if len(trace_id) != 16 or trace_id == _ZERO_TRACE:
+        raise ValueError(f"invalid trace_id {span.trace_id!r} (must be 32 hex digits, not all zero)")
+    if len(span_id) != 8 or span_id == _ZERO_SPAN:
+        raise ValueError(f"invalid span_id {span.span_id!r} (must be 16 hex digits, not all zero)")
+    if parent and len(parent) != 8:
+        raise ValueError(f"invalid parent_span_id {span.parent_span_id!r} (must be 16 hex digits)")
+    return EncodedSpan(trace_id, span_id, parent, FORMAT_JSON, span, Envelope(span.resource, span.scope_name))
 
 
 def _json_decoded(encoded: EncodedSpan) -> SpanData:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -20,6 +20,7 @@ __all__ = [
     "TraceSnapshot",
     "TraceSummary",
     "completeness_of",
+    "subtree_of",
 ]
 
 
@@ -71,9 +72,20 @@ class Completeness:
     timed_out: bool = False
 
 
-def completeness_of(trace_id: str, spans: Sequence[SpanData], idle_seconds: float) -> Completeness:
-    """Work out the completeness of a trace from its spans."""
+def completeness_of(
+    trace_id: str, spans: Sequence[SpanData], idle_seconds: float, *, open_spans: Collection[str] = ()
+) -> Completeness:
+    """Work out the completeness of a trace from its spans.
+
+    Args:
+        trace_id: The trace.
+        spans: Its spans.
+        idle_seconds: Seconds since it last grew.
+        open_spans: Span ids known to be still running (an assessment's root span, say):
+            children pointing at them are not orphans.
+    """
     ids = {s.span_id for s in spans}
+    ids.update(open_spans)
     orphans = sorted({s.parent_span_id for s in spans if s.parent_span_id is not None and s.parent_span_id not in ids})
     served = {s.parent_span_id for s in spans if s.kind is SpanKind.SERVER and s.parent_span_id is not None}
     unmatched = sorted(
@@ -94,6 +106,60 @@ def completeness_of(trace_id: str, spans: Sequence[SpanData], idle_seconds: floa
         idle_seconds=idle_seconds,
         complete=bool(spans) and not orphans and not unmatched,
     )
+
+
+def subtree_of(
+    spans: Sequence[SpanData], root: str, *, open_spans: Collection[str] = ()
+) -> tuple[list[SpanData], list[SpanData]]:
+    """The spans under ``root`` (itself included), and the loose ones that might belong there.
+
+    Loose spans hang (directly or through other spans) from a parent that has not arrived,
+    so where they belong is not known yet: a subtree is complete only without any. Spans
+    hanging from one of ``open_spans`` (known to be still running, so not sent yet) and from
+    ``root``'s own parent are not loose: they are known to be elsewhere.
+
+    Returns:
+        ``(subtree, loose)``, each in the order of ``spans``.
+    """
+    by_id = {s.span_id: s for s in spans}
+    top = by_id.get(root)
+    elsewhere = set(open_spans)
+    if top is not None and top.parent_span_id is not None:
+        elsewhere.add(top.parent_span_id)
+    verdict: dict[str, str] = {}  # span id -> "in", "out" or "loose"
+
+    def classify(span: SpanData) -> str:
+        path: list[str] = []
+        current: SpanData | None = span
+        result = "out"
+        while current is not None:
+            known = verdict.get(current.span_id)
+            if known is not None:
+                result = known
+                break
+            path.append(current.span_id)
+            if current.span_id == root:
+                result = "in"
+                break
+            parent = current.parent_span_id
+            if parent is None:
+                break
+            current = by_id.get(parent)
+            if current is None and parent not in elsewhere:
+                result = "loose"
+        for span_id in path:
+            verdict[span_id] = result
+        return result
+
+    subtree: list[SpanData] = []
+    loose: list[SpanData] = []
+    for span in spans:
+        where = classify(span)
+        if where == "in":
+            subtree.append(span)
+        elif where == "loose":
+            loose.append(span)
+    return subtree, loose
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ import dataclasses
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -29,6 +29,7 @@ from coordbench.store.base import (
     TraceSnapshot,
     TraceSummary,
     completeness_of,
+    subtree_of,
 )
 
 __all__ = ["AddResult", "TraceStore"]
@@ -292,16 +293,48 @@ class TraceStore:
         spans = trace.span_data()
         return TraceSnapshot(trace_id.lower(), spans, self._completeness(trace, spans))
 
-    def _completeness(self, trace: _Trace, spans: Sequence[SpanData]) -> Completeness:
-        return completeness_of(trace.trace_id.hex(), spans, max(0.0, self._clock() - trace.last_growth))
+    def _completeness(self, trace: _Trace, spans: Sequence[SpanData], open_spans: Collection[str] = ()) -> Completeness:
+        return completeness_of(
+            trace.trace_id.hex(), spans, max(0.0, self._clock() - trace.last_growth), open_spans=open_spans
+        )
 
-    async def wait_complete(self, trace_id: str, *, quiet: float = 2.0, timeout: float = 30.0) -> TraceSnapshot:  # noqa: ASYNC109 - the store's own deadline
+    def _scoped(
+        self, trace: _Trace, open_spans: Collection[str], within: str | None
+    ) -> tuple[list[SpanData], Completeness]:
+        spans = trace.span_data()
+        if within is None:
+            return spans, self._completeness(trace, spans, open_spans)
+        subtree, loose = subtree_of(spans, within, open_spans=open_spans)
+        top = next((s for s in subtree if s.span_id == within), None)
+        allowed = set(open_spans)
+        if top is not None and top.parent_span_id is not None:
+            allowed.add(top.parent_span_id)
+        report = self._completeness(trace, subtree + loose, allowed)
+        if top is None:
+            report = dataclasses.replace(report, complete=False)
+        return subtree, dataclasses.replace(report, span_count=len(subtree))
+
+    async def wait_complete(
+        self,
+        trace_id: str,
+        *,
+        quiet: float = 2.0,
+        timeout: float = 30.0,  # noqa: ASYNC109 - the store's own deadline
+        open_spans: Collection[str] = (),
+        within: str | None = None,
+    ) -> TraceSnapshot:
         """Wait until the trace is complete and has not grown for ``quiet`` seconds.
 
         Args:
             trace_id: The trace (32 hex digits).
             quiet: Seconds without new spans that make a complete trace final.
             timeout: Seconds to wait at most.
+            open_spans: Span ids still running by design (the caller's own enclosing span):
+                their children do not count as orphans.
+            within: Only the subtree under this span id matters: its spans are returned, and
+                it is complete when it has no unmatched client span and no loose span (one
+                hanging from a parent not yet arrived) could still belong to it. For one
+                scenario of a longer assessment, say.
 
         Returns:
             The snapshot; if the deadline passed first, its completeness says
@@ -316,8 +349,7 @@ class TraceStore:
             trace = self._traces.get(key)
             now = self._clock()
             if trace is not None:
-                spans = trace.span_data()
-                report = self._completeness(trace, spans)
+                spans, report = self._scoped(trace, open_spans, within)
                 idle = now - trace.last_growth
                 if report.complete and idle >= quiet:
                     return TraceSnapshot(trace_id.lower(), spans, report)
@@ -333,8 +365,7 @@ class TraceStore:
                 if trace is None:
                     empty = Completeness(trace_id=trace_id.lower(), span_count=0, timed_out=True)
                     return TraceSnapshot(trace_id.lower(), [], empty)
-                spans = trace.span_data()
-                report = self._completeness(trace, spans)
+                spans, report = self._scoped(trace, open_spans, within)
                 return TraceSnapshot(trace_id.lower(), spans, dataclasses.replace(report, timed_out=True))
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(wake.wait(), timeout=wait)

@@ -13,22 +13,16 @@ exist is an error that names it.
 
 from __future__ import annotations
 
-import functools
-import logging
-import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from typing import Any, Literal
 
 import networkx as nx
 
-from coordbench.errors import ConfigurationError
 from coordbench.graph.steptree import StepTree
+from coordbench.plugins import discover, select
 
 __all__ = ["ENTRY_POINT_GROUP", "EdgeModel", "Metric", "MetricInput", "available_metrics", "select_metrics"]
-
-logger = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "coordbench.metrics"
 
@@ -85,34 +79,21 @@ class Metric:
     includes_hosts: bool = False
 
 
+def _as_metric(obj: object) -> Metric | None:
+    return obj if isinstance(obj, Metric) else None
+
+
+def _metric_name(metric: Metric) -> str:
+    return metric.name
+
+
 def available_metrics() -> dict[str, Metric]:
     """Every metric registered under ``coordbench.metrics``, by name (sorted).
 
     A plugin that fails to import, or does not point at a :class:`Metric`, is skipped
-    with a warning. Discovery is cached per ``sys.path`` (scanning installed distributions
-    took a few milliseconds per evaluation); a path that changes is scanned again.
+    with a warning. Discovery is cached per ``sys.path``.
     """
-    return dict(_discover(tuple(sys.path)))
-
-
-@functools.lru_cache(maxsize=8)
-def _discover(path: tuple[str, ...]) -> tuple[tuple[str, Metric], ...]:
-    del path  # the cache key: entry points depend on what sys.path holds
-    found: dict[str, Metric] = {}
-    for entry in entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            metric = entry.load()
-        except Exception as exc:
-            logger.warning("metric plugin %r (%s) failed to load and is skipped: %s", entry.name, entry.value, exc)
-            continue
-        if not isinstance(metric, Metric):
-            logger.warning("metric plugin %r (%s) is not a coordbench Metric; skipped", entry.name, entry.value)
-            continue
-        if metric.name in found:
-            logger.warning("metric %r is registered twice; keeping %s", metric.name, found[metric.name].compute)
-            continue
-        found[metric.name] = metric
-    return tuple(sorted(found.items()))
+    return discover(ENTRY_POINT_GROUP, _as_metric, _metric_name)
 
 
 def select_metrics(enabled: Iterable[str] | None = None, disabled: Iterable[str] = ()) -> list[Metric]:
@@ -128,13 +109,4 @@ def select_metrics(enabled: Iterable[str] | None = None, disabled: Iterable[str]
     Raises:
         ConfigurationError: If a name is not an available metric (the message names it).
     """
-    available = available_metrics()
-    wanted = list(available) if enabled is None else list(enabled)
-    unwanted = list(disabled)
-    unknown = sorted({n for n in [*wanted, *unwanted] if n not in available})
-    if unknown:
-        raise ConfigurationError(
-            f"unknown metric(s): {', '.join(unknown)}; available: {', '.join(available) or 'none'}"
-        )
-    skip = set(unwanted)
-    return [available[n] for n in sorted(set(wanted)) if n not in skip]
+    return select(available_metrics(), enabled, disabled, "metric")

@@ -1,0 +1,273 @@
+"""The shared A2A client: one cached client per agent URL, bearer auth, timeouts, text and data replies.
+
+Tracing comes from :class:`~coordbench.instrument.A2AInstrumentor` when it is on: every call
+then carries ``traceparent`` (headers and message metadata) and asks for the traceability and
+timestamp extensions, with no code here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+from a2a.client import Client, ClientConfig, ClientFactory
+from a2a.client.card_resolver import A2ACardResolver
+from a2a.helpers import new_data_part, new_text_part
+from a2a.types import AgentCard, Artifact, GetTaskRequest, Message, Part, Role, SendMessageRequest, Task, TaskState
+from google.protobuf.json_format import MessageToDict
+
+from coordbench.errors import CoordbenchError
+
+__all__ = ["DEFAULT_TIMEOUT", "AgentCallError", "Messenger", "Reply"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT = 300.0
+"""Seconds a call may take end to end (the AgentBeats templates' default)."""
+
+_FINAL = {
+    TaskState.TASK_STATE_COMPLETED,
+    TaskState.TASK_STATE_FAILED,
+    TaskState.TASK_STATE_CANCELED,
+    TaskState.TASK_STATE_REJECTED,
+    TaskState.TASK_STATE_INPUT_REQUIRED,
+    TaskState.TASK_STATE_AUTH_REQUIRED,
+}
+
+
+class AgentCallError(CoordbenchError):
+    """A call to an agent failed: unreachable, no card, timed out, or a protocol error."""
+
+    default_message = "the agent call failed"
+
+
+def _state_name(state: int) -> str:
+    try:
+        return TaskState.Name(state).removeprefix("TASK_STATE_").lower().replace("_", "-")  # pyright: ignore[reportArgumentType]
+    except ValueError:
+        return "unknown"
+
+
+@dataclass
+class Reply:
+    """What an agent answered.
+
+    Attributes:
+        state: Final task state (``completed``, ``failed``, ``input-required``...), or
+            ``message`` when the agent answered with a plain message.
+        text: Text of the reply: artifacts (or the reply message), else the status message.
+        data: The data parts of the reply, in order.
+        task_id: The task, if one was created.
+        context_id: The conversation.
+        duration_ms: How long the call took.
+    """
+
+    state: str
+    text: str = ""
+    data: list[Any] = field(default_factory=list[Any])
+    task_id: str = ""
+    context_id: str = ""
+    duration_ms: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        """The agent completed the task, or answered with a message."""
+        return self.state in {"completed", "message"}
+
+
+def _collect(parts: Any, texts: list[str], data: list[Any]) -> None:
+    for part in parts:
+        kind = part.WhichOneof("content")
+        if kind == "text":
+            texts.append(part.text)
+        elif kind == "data":
+            data.append(MessageToDict(part.data))
+
+
+def _from_artifacts(artifacts: Any, texts: list[str], data: list[Any]) -> None:
+    for artifact in artifacts:
+        _collect(artifact.parts, texts, data)
+
+
+class Messenger:
+    """Talks to A2A agents, 1.0 or 0.3, over JSON-RPC or HTTP+JSON.
+
+    Args:
+        timeout: Seconds each call may take, end to end.
+        token: Bearer token sent to every agent (``Authorization: Bearer ...``); never logged.
+        streaming: Stream responses when the agent supports it.
+        headers: Extra HTTP headers for every request.
+
+    Use as an async context manager, or call :meth:`close` when done.
+    """
+
+    def __init__(
+        self,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        token: str | None = None,
+        streaming: bool = True,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        all_headers = dict(headers or {})
+        if token:
+            all_headers["Authorization"] = f"Bearer {token}"
+        self.timeout = timeout
+        self.streaming = streaming
+        self._http = httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)), headers=all_headers)
+        self._clients: dict[str, Client] = {}
+        self._cards: dict[str, AgentCard] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._contexts: dict[str, str] = {}
+
+    async def __aenter__(self) -> Messenger:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def _client(self, url: str) -> Client:
+        client = self._clients.get(url)
+        if client is not None:
+            return client
+        lock = self._locks.setdefault(url, asyncio.Lock())
+        async with lock:
+            client = self._clients.get(url)
+            if client is None:
+                try:
+                    card = await A2ACardResolver(self._http, url).get_agent_card()
+                except Exception as exc:
+                    raise AgentCallError(f"cannot read the agent card at {url}: {exc}") from exc
+                config = ClientConfig(streaming=self.streaming, httpx_client=self._http)
+                self._cards[url] = card
+                client = self._clients[url] = ClientFactory(config).create(card)
+        return client
+
+    async def agent_name(self, url: str) -> str:
+        """The name on the agent's card (read once, then cached).
+
+        Raises:
+            AgentCallError: The card cannot be read.
+        """
+        await self._client(url)
+        return self._cards[url].name
+
+    async def send(
+        self,
+        url: str,
+        text: str | None = None,
+        *,
+        data: Any = None,
+        context_id: str | None = None,
+        new_conversation: bool = False,
+    ) -> Reply:
+        """Send one user message (text and/or a data part) and wait for the final answer.
+
+        Args:
+            url: The agent's base URL (its card is read from there once, then cached).
+            text: The text part.
+            data: A JSON-serialisable data part.
+            context_id: The conversation to continue (default: the last one with ``url``,
+                unless ``new_conversation``).
+            new_conversation: Start a new conversation with ``url``.
+
+        Returns:
+            The reply; a failed task is a reply (``state="failed"``), not an exception.
+
+        Raises:
+            AgentCallError: The agent is unreachable, has no valid card, timed out, or broke
+                the protocol.
+            ValueError: Neither text nor data was given.
+        """
+        if text is None and data is None:
+            raise ValueError("a message needs text or data")
+        parts: list[Part] = []
+        if text is not None:
+            parts.append(new_text_part(text))
+        if data is not None:
+            parts.append(new_data_part(data))
+        if context_id is None and not new_conversation:
+            context_id = self._contexts.get(url)
+        message = Message(role=Role.ROLE_USER, parts=parts, message_id=_new_id(), context_id=context_id or "")
+        started = time.perf_counter()
+        try:
+            async with asyncio.timeout(self.timeout):
+                client = await self._client(url)
+                reply = await self._exchange(client, SendMessageRequest(message=message))
+        except TimeoutError as exc:
+            raise AgentCallError(f"{url} did not answer within {self.timeout:g} s") from exc
+        except AgentCallError:
+            raise
+        except Exception as exc:
+            raise AgentCallError(f"call to {url} failed: {type(exc).__name__}: {exc}") from exc
+        reply.duration_ms = (time.perf_counter() - started) * 1e3
+        if reply.context_id:
+            self._contexts[url] = reply.context_id
+        return reply
+
+    async def _exchange(self, client: Client, request: SendMessageRequest) -> Reply:
+        texts: list[str] = []
+        data: list[Any] = []
+        status_texts: list[str] = []
+        task: Task | None = None
+        state: int | None = None
+        task_id = context_id = ""
+        async for event in client.send_message(request):
+            kind = event.WhichOneof("payload")
+            if kind == "message":
+                _collect(event.message.parts, texts, data)
+                return Reply("message", "\n".join(texts), data, event.message.task_id, event.message.context_id)
+            if kind == "task":
+                task = event.task
+                task_id, context_id, state = task.id, task.context_id, task.status.state
+            elif kind == "status_update":
+                update = event.status_update
+                task_id, context_id, state = update.task_id, update.context_id, update.status.state
+                if update.status.HasField("message"):
+                    status_texts = []
+                    _collect(update.status.message.parts, status_texts, [])
+            elif kind == "artifact_update":
+                artifact: Artifact = event.artifact_update.artifact
+                _collect(artifact.parts, texts, data)
+            if state in _FINAL:
+                break
+        if task is not None and state in _FINAL and not texts and not data:
+            _from_artifacts(task.artifacts, texts, data)
+            if task.status.HasField("message"):
+                status_texts = []
+                _collect(task.status.message.parts, status_texts, [])
+        if state not in _FINAL and task_id:
+            # the stream ended early (or the agent does not stream): read the task once
+            task = await client.get_task(GetTaskRequest(id=task_id))
+            state = task.status.state
+            texts, data = [], []
+            _from_artifacts(task.artifacts, texts, data)
+        if state is None:
+            raise AgentCallError("the agent sent no task and no message")
+        text = "\n".join(texts) if texts or data else "\n".join(status_texts)
+        return Reply(_state_name(state), text, data, task_id, context_id)
+
+    def reset(self) -> None:
+        """Forget the conversations (the next message to each agent starts a new one)."""
+        self._contexts.clear()
+
+    async def close(self) -> None:
+        """Close every cached client and the HTTP connection pool."""
+        clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            try:
+                await client.close()
+            except Exception as exc:  # closing must not hide the caller's own error
+                logger.debug("closing an A2A client failed: %s", exc)
+        await self._http.aclose()
+
+
+def _new_id() -> str:
+    import uuid
+
+    return str(uuid.uuid4())

@@ -1,0 +1,57 @@
+"""Evaluators of a scenario's trace, the pipeline that runs them tier by tier, and scoring."""
+
+from coordbench.evals.base import (
+    ENTRY_POINT_GROUP,
+    TIER_ANALYSIS,
+    TIER_GRAPH,
+    TIER_TEXT,
+    EvalContext,
+    EvalScenario,
+    Evaluator,
+    TeamOutcome,
+    available_evaluators,
+    select_evaluators,
+)
+from coordbench.evals.calls import Call, calls_of
+from coordbench.evals.config import DEFAULT_WEIGHTS, EvalConfig, JudgeConfig
+from coordbench.evals.graph import GraphEvaluator, graph_score
+from coordbench.evals.judge import JudgeResult, LLMJudgeEvaluator, rule_judgment
+from coordbench.evals.latency import LatencyEvaluator, LatencyResult
+from coordbench.evals.pipeline import EvalPipeline, EvaluatorFailure, ScenarioEvaluation
+from coordbench.evals.protocol import ProtocolEvaluator, ProtocolResult
+from coordbench.evals.scoring import Score, combine
+from coordbench.evals.text import TextEvaluator, TextResult
+
+__all__ = [
+    "DEFAULT_WEIGHTS",
+    "ENTRY_POINT_GROUP",
+    "TIER_ANALYSIS",
+    "TIER_GRAPH",
+    "TIER_TEXT",
+    "Call",
+    "EvalConfig",
+    "EvalContext",
+    "EvalPipeline",
+    "EvalScenario",
+    "Evaluator",
+    "EvaluatorFailure",
+    "GraphEvaluator",
+    "JudgeConfig",
+    "JudgeResult",
+    "LLMJudgeEvaluator",
+    "LatencyEvaluator",
+    "LatencyResult",
+    "ProtocolEvaluator",
+    "ProtocolResult",
+    "ScenarioEvaluation",
+    "Score",
+    "TeamOutcome",
+    "TextEvaluator",
+    "TextResult",
+    "available_evaluators",
+    "calls_of",
+    "combine",
+    "graph_score",
+    "rule_judgment",
+    "select_evaluators",
+]

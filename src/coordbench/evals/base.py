@@ -1,0 +1,240 @@
+"""The evaluator interface, what evaluators see (:class:`EvalContext`), and how they are found.
+
+An evaluator is a small, stateless class with a ``name``, a ``tier`` and an
+``async evaluate(ctx)`` that returns a typed pydantic model. Evaluators run tier by tier
+(1 graph and protocol facts, 2 latency and the LLM judge, 3 text), so a later one reads the
+earlier ones' results from ``ctx.results``: the judge reads the graph metrics, for one.
+
+Every evaluator, ours included, is registered under the ``coordbench.evaluators`` entry
+point group, pointing at the class::
+
+    [project.entry-points."coordbench.evaluators"]
+    my_check = "my_package.evals:MyCheck"
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, TypeVar
+
+import networkx as nx
+from pydantic import BaseModel, ConfigDict, Field
+
+from coordbench.evals.calls import Call, calls_of
+from coordbench.evals.config import EvalConfig
+from coordbench.graph.agentgraph import AGENT, build_agent_graph
+from coordbench.graph.metrics import Label
+from coordbench.graph.steptree import StepTree
+from coordbench.plugins import discover, select
+from coordbench.spans import SpanData
+from coordbench.spantree import SpanTree
+from coordbench.store.base import Completeness
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "TIER_ANALYSIS",
+    "TIER_GRAPH",
+    "TIER_TEXT",
+    "EvalContext",
+    "EvalScenario",
+    "Evaluator",
+    "TeamOutcome",
+    "available_evaluators",
+    "select_evaluators",
+]
+
+ENTRY_POINT_GROUP = "coordbench.evaluators"
+
+TIER_GRAPH = 1
+"""Facts read straight off the trace: the agent graph and its metrics, per-call protocol figures."""
+TIER_ANALYSIS = 2
+"""Analyses built on tier 1: latency, and the LLM judge (which reads everything before it)."""
+TIER_TEXT = 3
+"""What the agents said: similarity to reference texts, diversity between agents."""
+
+ResultT = TypeVar("ResultT", bound=BaseModel)
+
+
+class EvalScenario(BaseModel):
+    """The scenario being evaluated: what the team was asked, and what good looks like.
+
+    Attributes:
+        id: Scenario id (unique within an assessment).
+        task: The task the team was given (empty in ground-truth mode).
+        references: Reference texts the team's answer is compared with (e.g. human reviews).
+        expected_label: The coordination label the scenario should produce, when known.
+        description: Free text for humans.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(min_length=1, max_length=200)
+    task: str = Field(default="", max_length=100_000)
+    references: list[str] = Field(default_factory=list[str], max_length=100)
+    expected_label: Label | None = None
+    description: str = Field(default="", max_length=10_000)
+
+
+class TeamOutcome(BaseModel):
+    """What the assessed team answered, as the assessor saw it.
+
+    Attributes:
+        state: Final task state (``completed``, ``failed``...; ``message`` for a plain reply,
+            ``error`` when the call itself failed).
+        output: The answer's text (artifacts, or the reply message).
+        error: Why the call failed, when it did.
+        duration_ms: How long the assessor waited.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    state: str
+    output: str = ""
+    error: str | None = None
+    duration_ms: float = 0.0
+
+    @property
+    def succeeded(self) -> bool:
+        """The team answered (completed task or reply message) with some output."""
+        return self.state in {"completed", "message"} and bool(self.output.strip())
+
+
+@dataclass
+class EvalContext:
+    """Everything an evaluator may read. Build it with :meth:`build`.
+
+    Attributes:
+        scenario: The scenario.
+        spans: The scenario's spans.
+        tree: The spans as a tree.
+        steps: The StepTree.
+        graph: The full agent graph (hosts and declared participants included).
+        hosts: Agents acting as hosts (the assessor): left out of coordination measures.
+        participants: Agents expected to take part (isolated ones show as isolated).
+        completeness: How complete the trace was when evaluated (``None``: not tracked).
+        outcome: What the team answered (``None`` in ground-truth mode).
+        config: The pipeline configuration.
+        calls: Every A2A message in the trace (hosts' included), by start time.
+        results: Results of the evaluators that already ran, by name.
+    """
+
+    scenario: EvalScenario
+    spans: Sequence[SpanData]
+    tree: SpanTree
+    steps: StepTree
+    graph: nx.DiGraph[str]
+    hosts: tuple[str, ...]
+    participants: tuple[str, ...]
+    completeness: Completeness | None
+    outcome: TeamOutcome | None
+    config: EvalConfig
+    calls: list[Call]
+    results: dict[str, BaseModel] = field(default_factory=dict[str, BaseModel])
+
+    @classmethod
+    def build(
+        cls,
+        spans: Iterable[SpanData],
+        *,
+        scenario: EvalScenario,
+        config: EvalConfig | None = None,
+        hosts: Iterable[str] = (),
+        participants: Iterable[str] = (),
+        completeness: Completeness | None = None,
+        outcome: TeamOutcome | None = None,
+    ) -> EvalContext:
+        """Index the spans once (tree, StepTree, agent graph) for all evaluators."""
+        span_list = list(spans)
+        tree = SpanTree(span_list)
+        graph = build_agent_graph(tree, hosts=hosts)
+        declared = tuple(sorted(set(participants)))
+        for name in declared:
+            if name not in graph:
+                graph.add_node(
+                    name, role=AGENT, requests=0, calls=0, errors=0, tool_calls=0, tool_time_ms=0.0, tools={}
+                )
+        return cls(
+            scenario=scenario,
+            spans=span_list,
+            tree=tree,
+            steps=StepTree(tree),
+            graph=graph,
+            hosts=tuple(graph.graph["hosts"]),
+            participants=declared,
+            completeness=completeness,
+            outcome=outcome,
+            config=config or EvalConfig(),
+            calls=calls_of(tree),
+        )
+
+    @property
+    def agent_calls(self) -> list[Call]:
+        """The messages the agents sent each other (the hosts' left out)."""
+        hosts = set(self.hosts)
+        return [c for c in self.calls if c.caller not in hosts]
+
+    def result(self, name: str, kind: type[ResultT]) -> ResultT | None:
+        """An earlier evaluator's result, if it ran, succeeded and has the expected type."""
+        found = self.results.get(name)
+        return found if isinstance(found, kind) else None
+
+
+class Evaluator(ABC):
+    """An evaluator plugin: stateless; everything it needs is in the :class:`EvalContext`.
+
+    Class attributes:
+        name: Unique name: the key in results, settings and score weights.
+        tier: :data:`TIER_GRAPH`, :data:`TIER_ANALYSIS` or :data:`TIER_TEXT` (or higher).
+        order: Position within the tier (lower first; then by name).
+        description: One line: what it measures.
+    """
+
+    name: ClassVar[str]
+    tier: ClassVar[int]
+    order: ClassVar[int] = 0
+    description: ClassVar[str] = ""
+
+    @abstractmethod
+    async def evaluate(self, ctx: EvalContext) -> BaseModel:
+        """Evaluate the scenario; raise to report a failure (the pipeline records it and goes on)."""
+
+    def score(self, result: Any, ctx: EvalContext) -> float | None:
+        """This evaluator's contribution to the overall score, in [0, 1], or ``None`` (does not count).
+
+        Args:
+            result: What :meth:`evaluate` returned.
+            ctx: The context it was evaluated in.
+        """
+        del result, ctx
+        return None
+
+
+def _as_evaluator(obj: object) -> Evaluator | None:
+    if isinstance(obj, type) and issubclass(obj, Evaluator):
+        return obj()
+    return obj if isinstance(obj, Evaluator) else None
+
+
+def _evaluator_name(evaluator: Evaluator) -> str:
+    return evaluator.name
+
+
+def available_evaluators() -> dict[str, Evaluator]:
+    """Every evaluator registered under ``coordbench.evaluators``, by name.
+
+    An entry point may name an :class:`Evaluator` subclass (instantiated without arguments)
+    or an instance. One that fails to load, or is neither, is skipped with a warning.
+    """
+    return discover(ENTRY_POINT_GROUP, _as_evaluator, _evaluator_name)
+
+
+def select_evaluators(enabled: Iterable[str] | None = None, disabled: Iterable[str] = ()) -> list[Evaluator]:
+    """The evaluators to run, in running order (tier, order, name).
+
+    Raises:
+        ConfigurationError: If a name is not a registered evaluator (the message names it).
+    """
+    chosen = select(available_evaluators(), enabled, disabled, "evaluator")
+    return sorted(chosen, key=lambda e: (e.tier, e.order, e.name))

@@ -1,0 +1,116 @@
+"""The A2A messages of a trace as flat records: what protocol, latency, text and judge evaluators read."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, cast
+
+from coordbench import semconv
+from coordbench.spans import SpanData, StatusCode
+from coordbench.spantree import SpanTree
+
+__all__ = ["Call", "calls_of", "message_text"]
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One agent-to-agent message, seen from the caller's CLIENT span.
+
+    Attributes:
+        caller: The sending agent.
+        callee: The receiving agent.
+        span_id: The client span.
+        start_unix_nano: When it was sent.
+        latency_ms: How long the caller waited (the whole streamed response included).
+        ok: The call did not fail (no error status).
+        error_type: ``error.type`` when it failed.
+        state: Final task state (``completed``...), if any.
+        request_bytes: Size of the request.
+        response_bytes: Size of the response events.
+        input_tokens: Tokens sent (reported, or estimated from length).
+        output_tokens: Tokens received.
+        cost: Cost the callee reported, if any.
+        digest: Digest of the message content (equal digests: the same message again).
+        request_text: The message text, when content capture was on.
+        response_text: The reply's text, when content capture was on.
+    """
+
+    caller: str
+    callee: str
+    span_id: str
+    start_unix_nano: int
+    latency_ms: float
+    ok: bool
+    error_type: str | None
+    state: str | None
+    request_bytes: int
+    response_bytes: int
+    input_tokens: int
+    output_tokens: int
+    cost: float | None
+    digest: str | None
+    request_text: str | None
+    response_text: str | None
+
+
+def message_text(value: object) -> str | None:
+    """The text of a captured ``gen_ai.input.messages``/``output.messages`` attribute (parts joined)."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        messages = json.loads(value)
+    except ValueError:
+        return value
+    texts: list[str] = []
+    for message in cast("list[Any]", messages) if isinstance(messages, list) else []:
+        parts = cast("dict[str, Any]", message).get("parts") if isinstance(message, dict) else None
+        for part in cast("list[Any]", parts) if isinstance(parts, list) else []:
+            content = cast("dict[str, Any]", part).get("content") if isinstance(part, dict) else None
+            if isinstance(content, str):
+                texts.append(content)
+    return "\n".join(texts)
+
+
+def _int(span: SpanData, key: str) -> int:
+    value = span.attributes.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def calls_of(tree: SpanTree, *, exclude_callers: Iterable[str] = ()) -> list[Call]:
+    """Every A2A message in ``tree``, by start time (then span id).
+
+    Args:
+        tree: The spans.
+        exclude_callers: Leave out messages sent by these agents (the hosts, say).
+    """
+    skip = set(exclude_callers)
+    out: list[Call] = []
+    for agent_call in tree.calls():
+        if agent_call.caller in skip:
+            continue
+        span = agent_call.span
+        cost = span.attributes.get(semconv.A2A_STEP_COST)
+        out.append(
+            Call(
+                caller=agent_call.caller,
+                callee=agent_call.callee,
+                span_id=span.span_id,
+                start_unix_nano=span.start_time_unix_nano,
+                latency_ms=span.duration_ms,
+                ok=span.status_code is not StatusCode.ERROR,
+                error_type=span.attribute_str(semconv.ERROR_TYPE),
+                state=span.attribute_str(semconv.A2A_TASK_STATE),
+                request_bytes=_int(span, semconv.A2A_REQUEST_SIZE),
+                response_bytes=_int(span, semconv.A2A_RESPONSE_SIZE),
+                input_tokens=_int(span, semconv.GEN_AI_USAGE_INPUT_TOKENS),
+                output_tokens=_int(span, semconv.GEN_AI_USAGE_OUTPUT_TOKENS),
+                cost=float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None,
+                digest=span.attribute_str(semconv.A2A_MESSAGE_DIGEST),
+                request_text=message_text(span.attributes.get(semconv.GEN_AI_INPUT_MESSAGES)),
+                response_text=message_text(span.attributes.get(semconv.GEN_AI_OUTPUT_MESSAGES)),
+            )
+        )
+    out.sort(key=lambda c: (c.start_unix_nano, c.span_id))
+    return out

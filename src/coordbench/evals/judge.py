@@ -1,0 +1,257 @@
+"""Tier 2: the LLM judge, with a rule-based judge that answers whenever the model cannot.
+
+The judge sends the serialised trace, the criteria and the earlier evaluators' results to any
+OpenAI-compatible endpoint (``AGENTBEATS_LLM_API_KEY``, ``AGENTBEATS_LLM_BASE_URL``,
+``AGENTBEATS_LLM_MODEL``) at temperature 0 and validates the answer against
+:data:`~coordbench.evals.judge_prompt.JUDGMENT_SCHEMA`. No key, an unreachable endpoint, a
+timeout, an HTTP error, an answer that is not JSON or breaks the schema: the rule-based
+judge answers instead, the result says ``judge="rules"`` and why, and a warning is logged.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any, Literal, cast
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from coordbench.evals.base import TIER_ANALYSIS, EvalContext, Evaluator
+from coordbench.evals.graph import graph_score
+from coordbench.evals.judge_prompt import JUDGMENT_SCHEMA, build_prompt
+from coordbench.evals.protocol import ProtocolResult
+from coordbench.graph.metrics import GraphMetrics
+
+__all__ = ["JudgeResult", "LLMJudgeEvaluator", "rule_judgment"]
+
+logger = logging.getLogger(__name__)
+
+_MAX_REASONING = 1_000
+_MAX_ITEMS = 3
+_MAX_ITEM = 300
+
+
+class JudgeResult(BaseModel):
+    """The judgment of one scenario.
+
+    Attributes:
+        overall_score: How well the team coordinated to do the task, 0-1.
+        coordination_quality: How well the agents worked together, 0-1.
+        task_success: Whether the coordination led to the task's success (``None``: unknown,
+            as in ground-truth mode).
+        reasoning: Why, in a few sentences.
+        strengths: Up to three.
+        weaknesses: Up to three.
+        judge: ``llm`` or ``rules``: who answered.
+        model: The model that answered (``llm`` only).
+        fallback_reason: Why the rule-based judge answered, when the LLM was configured
+            but could not (or was not configured).
+        injection_suspected: Agents (or ``team-output``) whose text addressed the evaluator;
+            that text was removed before the model saw it.
+        prompt_truncated: The trace was cut to fit the prompt's size bound.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    overall_score: float = Field(ge=0, le=1)
+    coordination_quality: float = Field(ge=0, le=1)
+    task_success: bool | None
+    reasoning: str
+    strengths: list[str]
+    weaknesses: list[str]
+    judge: Literal["llm", "rules"]
+    model: str | None = None
+    fallback_reason: str | None = None
+    injection_suspected: list[str] = Field(default_factory=list[str])
+    prompt_truncated: bool = False
+
+
+class _Wire(BaseModel):
+    """The model's answer, as the schema demands."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    overall_score: int = Field(ge=0, le=10)
+    coordination_quality: int = Field(ge=0, le=10)
+    task_success: bool
+    reasoning: str = Field(min_length=1)
+    strengths: list[str]
+    weaknesses: list[str]
+
+
+class JudgeUnavailableError(Exception):
+    """The LLM judge could not give a valid judgment (the message says why)."""
+
+
+def _items(items: list[str]) -> list[str]:
+    return [i.strip()[:_MAX_ITEM] for i in items if i.strip()][:_MAX_ITEMS]
+
+
+def rule_judgment(ctx: EvalContext, *, reason: str | None = None, injections: list[str] | None = None) -> JudgeResult:
+    """The rule-based judgment: deterministic, from the earlier evaluators' results.
+
+    ``overall = 0.5·g + 0.3·p + 0.2·t - 0.1·incomplete`` (clamped to [0, 1]), where ``g`` is
+    the graph score (:func:`~coordbench.evals.graph.graph_score`), ``p`` the share of A2A
+    messages that succeeded, ``t`` 1 if the team answered the task (completed, non-empty)
+    else 0, and ``incomplete`` 1 if the trace was still incomplete when evaluated. Without a
+    team outcome (ground-truth mode) the ``t`` term drops out and the weights renormalise
+    (``(0.5·g + 0.3·p) / 0.8``); without messages ``p`` is 0. ``coordination_quality = g``.
+    """
+    graph = ctx.result("graph", GraphMetrics)
+    protocol = ctx.result("protocol", ProtocolResult)
+    g = graph_score(graph, ctx.participants) if graph is not None else 0.0
+    p = protocol.success_rate if protocol is not None and protocol.success_rate is not None else 0.0
+    terms = [(0.5, g), (0.3, p)]
+    success: bool | None = None
+    if ctx.outcome is not None:
+        success = ctx.outcome.succeeded
+        terms.append((0.2, 1.0 if success else 0.0))
+    overall = sum(w * v for w, v in terms) / sum(w for w, _ in terms)
+    incomplete = ctx.completeness is not None and not ctx.completeness.complete
+    if incomplete:
+        overall -= 0.1
+    overall = min(1.0, max(0.0, overall))
+
+    strengths: list[str] = []
+    weaknesses: list[str] = []
+    if graph is not None:
+        det = graph.detections
+        declared = ctx.participants or tuple(a.name for a in graph.agents if a.role != "host")
+        isolated = [a for a in declared if a in det.isolated_agents]
+        if declared and not isolated and graph.interactions:
+            strengths.append(f"all {len(declared)} participants took part")
+        if isolated:
+            weaknesses.append(f"isolated agents: {', '.join(isolated)}")
+        if graph.classification == "high":
+            strengths.append(f"well-distributed interaction (density {graph.metrics.get('density', 0):.2f})")
+        if det.bottleneck_agents:
+            weaknesses.append(f"bottleneck through {', '.join(det.bottleneck_agents)}")
+        if graph.interactions == 0:
+            weaknesses.append("the agents exchanged no messages")
+    if protocol is not None:
+        if protocol.calls and protocol.failed == 0:
+            strengths.append(f"all {protocol.calls} A2A messages succeeded")
+        elif protocol.failed:
+            weaknesses.append(f"{protocol.failed} of {protocol.calls} A2A messages failed")
+        if protocol.retries:
+            weaknesses.append(f"{protocol.retries} repeated identical messages")
+    if success is False:
+        weaknesses.append("the team did not deliver an answer to the task")
+    if incomplete:
+        weaknesses.append("the trace was incomplete when evaluated")
+    if injections:
+        weaknesses.insert(0, f"text addressed to the evaluator from: {', '.join(injections)}")
+    facts = [
+        f"graph score {g:.2f}" + (f" ({graph.classification} coordination)" if graph is not None else ""),
+        f"message success rate {p:.2f}",
+    ]
+    if success is not None:
+        facts.append("task answered" if success else "task not answered")
+    reasoning = "Rule-based judgment: " + "; ".join(facts) + "."
+    return JudgeResult(
+        overall_score=overall,
+        coordination_quality=g,
+        task_success=success,
+        reasoning=reasoning,
+        strengths=strengths[:_MAX_ITEMS],
+        weaknesses=weaknesses[:_MAX_ITEMS],
+        judge="rules",
+        fallback_reason=reason,
+        injection_suspected=list(injections or []),
+    )
+
+
+async def _ask_llm(ctx: EvalContext, messages: list[dict[str, str]]) -> _Wire:
+    import openai
+
+    config = ctx.config.judge
+    assert config.api_key is not None  # noqa: S101 - checked by the caller
+    client = openai.AsyncOpenAI(
+        api_key=config.api_key.get_secret_value(), base_url=config.base_url, timeout=config.timeout, max_retries=1
+    )
+    try:
+        response = await client.chat.completions.create(
+            model=config.model,
+            messages=cast("Any", messages),
+            temperature=0,
+            seed=0,
+            max_tokens=config.max_output_tokens,
+            response_format=cast(
+                "Any",
+                {"type": "json_schema", "json_schema": {"name": "judgment", "strict": True, "schema": JUDGMENT_SCHEMA}},
+            ),
+        )
+    except openai.APITimeoutError as exc:
+        raise JudgeUnavailableError(f"the endpoint timed out after {config.timeout:g} s") from exc
+    except openai.APIStatusError as exc:
+        raise JudgeUnavailableError(f"the endpoint answered HTTP {exc.status_code}") from exc
+    except openai.APIConnectionError as exc:
+        raise JudgeUnavailableError(f"the endpoint is unreachable ({config.base_url})") from exc
+    finally:
+        await client.close()
+    if not response.choices:
+        raise JudgeUnavailableError("the endpoint returned no choices")
+    choice = response.choices[0]
+    content = choice.message.content
+    if not content:
+        refusal = getattr(choice.message, "refusal", None)
+        raise JudgeUnavailableError(f"the model refused: {refusal}" if refusal else "the model returned no content")
+    if choice.finish_reason == "length":
+        raise JudgeUnavailableError(f"the answer was cut at {config.max_output_tokens} tokens")
+    try:
+        data = json.loads(content)
+    except ValueError as exc:
+        raise JudgeUnavailableError(f"the answer is not JSON: {exc}") from exc
+    try:
+        return _Wire.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'answer'}: {e['msg']}" for e in exc.errors()[:3])
+        raise JudgeUnavailableError(f"the answer breaks the schema: {problems}") from exc
+
+
+class LLMJudgeEvaluator(Evaluator):
+    """An LLM's judgment of the coordination, after every other tier-2 evaluator; rules when it cannot."""
+
+    name = "llm_judge"
+    tier = TIER_ANALYSIS
+    order = 100
+    description = "LLM judgment (any OpenAI-compatible endpoint) of the trace and earlier results; rule-based fallback."
+
+    async def evaluate(self, ctx: EvalContext) -> JudgeResult:
+        """Ask the configured model; fall back to :func:`rule_judgment` with a warning."""
+        config = ctx.config.judge
+        prompt = build_prompt(ctx, max_chars=config.max_prompt_chars)
+        if config.api_key is None:
+            reason = "no API key (AGENTBEATS_LLM_API_KEY is not set)"
+        else:
+            try:
+                wire = await _ask_llm(ctx, prompt.messages)
+            except JudgeUnavailableError as exc:
+                reason = str(exc)
+            else:
+                return JudgeResult(
+                    overall_score=wire.overall_score / 10,
+                    coordination_quality=wire.coordination_quality / 10,
+                    task_success=wire.task_success if ctx.outcome is not None else None,
+                    reasoning=wire.reasoning.strip()[:_MAX_REASONING],
+                    strengths=_items(wire.strengths),
+                    weaknesses=_items(
+                        (
+                            [f"text addressed to the evaluator from: {', '.join(prompt.injections)}"]
+                            if prompt.injections
+                            else []
+                        )
+                        + wire.weaknesses
+                    ),
+                    judge="llm",
+                    model=config.model,
+                    injection_suspected=prompt.injections,
+                    prompt_truncated=prompt.truncated,
+                )
+        logger.warning("LLM judge unavailable for scenario %r, rule-based judge used: %s", ctx.scenario.id, reason)
+        result = rule_judgment(ctx, reason=reason, injections=prompt.injections)
+        return result.model_copy(update={"prompt_truncated": prompt.truncated})
+
+    def score(self, result: Any, ctx: EvalContext) -> float | None:
+        """The judgment's overall score."""
+        return result.overall_score if isinstance(result, JudgeResult) else None

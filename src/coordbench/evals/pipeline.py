@@ -1,0 +1,119 @@
+"""Running the evaluators over one scenario: tier by tier, failures as entries, one overall score."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+from coordbench.evals.base import EvalContext, Evaluator, select_evaluators
+from coordbench.evals.config import EvalConfig
+from coordbench.evals.scoring import Score, combine
+from coordbench.graph.metrics.result import canonical_json
+
+__all__ = ["EvalPipeline", "EvaluatorFailure", "ScenarioEvaluation"]
+
+logger = logging.getLogger(__name__)
+
+
+class EvaluatorFailure(BaseModel):
+    """An evaluator that raised or timed out: reported, not fatal."""
+
+    model_config = ConfigDict(frozen=True)
+
+    evaluator: str
+    tier: int
+    error: str
+
+
+class ScenarioEvaluation(BaseModel):
+    """The evaluators' verdicts on one scenario.
+
+    Attributes:
+        scenario: Scenario id.
+        results: Each evaluator's result as plain data, by evaluator name.
+        failures: Evaluators that failed (their results are missing).
+        score: The overall score and its parts.
+        passed: ``score.overall`` reached the configured pass threshold.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    scenario: str
+    results: dict[str, Any] = Field(default_factory=dict[str, Any])
+    failures: list[EvaluatorFailure] = Field(default_factory=list[EvaluatorFailure])
+    score: Score
+    passed: bool
+    _typed: dict[str, BaseModel] = PrivateAttr(default_factory=dict[str, BaseModel])
+
+    def keep_typed(self, results: dict[str, BaseModel]) -> None:
+        """Keep the evaluators' own result objects alongside their serialised form."""
+        self._typed.update(results)
+
+    def typed(self, name: str) -> BaseModel | None:
+        """An evaluator's result as its own model (not serialised)."""
+        return self._typed.get(name)
+
+    def to_json(self) -> str:
+        """Canonical JSON: the same spans and configuration give the same bytes."""
+        return canonical_json(self.model_dump(mode="json"))
+
+
+class EvalPipeline:
+    """Runs evaluators in order (tier, order, name) and combines their scores.
+
+    Args:
+        config: The configuration (evaluator selection, weights, timeouts).
+        evaluators: Evaluators to run instead of the configured selection of registered ones.
+
+    Raises:
+        ConfigurationError: If the configuration names an evaluator that is not registered.
+    """
+
+    def __init__(self, config: EvalConfig | None = None, *, evaluators: Sequence[Evaluator] | None = None) -> None:
+        self.config = config or EvalConfig()
+        if evaluators is None:
+            evaluators = select_evaluators(self.config.evaluators, self.config.disabled_evaluators)
+        self.evaluators = sorted(evaluators, key=lambda e: (e.tier, e.order, e.name))
+
+    async def run(self, ctx: EvalContext) -> ScenarioEvaluation:
+        """Evaluate ``ctx``; one evaluator's failure becomes a :class:`EvaluatorFailure` entry."""
+        failures: list[EvaluatorFailure] = []
+        scores: dict[str, float | None] = {}
+        for evaluator in self.evaluators:
+            started = time.perf_counter()
+            try:
+                result = await asyncio.wait_for(evaluator.evaluate(ctx), timeout=self.config.evaluator_timeout)
+                score = evaluator.score(result, ctx)
+            except TimeoutError:
+                message = f"timed out after {self.config.evaluator_timeout:g} s"
+                logger.warning("evaluator %r on scenario %r %s", evaluator.name, ctx.scenario.id, message)
+                failures.append(EvaluatorFailure(evaluator=evaluator.name, tier=evaluator.tier, error=message))
+                continue
+            except Exception as exc:
+                logger.warning(
+                    "evaluator %r failed on scenario %r: %s", evaluator.name, ctx.scenario.id, exc, exc_info=True
+                )
+                failures.append(
+                    EvaluatorFailure(
+                        evaluator=evaluator.name, tier=evaluator.tier, error=f"{type(exc).__name__}: {exc}"
+                    )
+                )
+                continue
+            logger.debug("evaluator %r took %.1f ms", evaluator.name, (time.perf_counter() - started) * 1e3)
+            ctx.results[evaluator.name] = result
+            scores[evaluator.name] = score
+        score = combine(scores, self.config.weights)
+        evaluation = ScenarioEvaluation(
+            scenario=ctx.scenario.id,
+            results={name: result.model_dump(mode="json") for name, result in sorted(ctx.results.items())},
+            failures=failures,
+            score=score,
+            passed=score.overall >= self.config.pass_threshold,
+        )
+        evaluation.keep_typed(ctx.results)
+        return evaluation

@@ -1,0 +1,150 @@
+"""Tier 3: what the agents said: the answer against reference texts, and diversity between agents.
+
+This evaluator is also the worked example of an evaluator plugin in ``docs/extending.md``.
+
+- **Reference similarity**: the team's answer against each reference text (for instance the
+  human reviews of the paper the team reviewed): TF-IDF cosine and ROUGE-L F1, each averaged
+  over the references; ``reference_similarity`` is the mean of the two averages.
+- **Information diversity** (GEMMAS' IDS): for every pair of agents that exchanged messages,
+  the TF-IDF cosine between what one said and what the other said on that link;
+  ``diversity = 1 - mean similarity``. Low diversity means agents repeat each other. Needs
+  message content on the spans (content capture, see ``A2AInstrumentor``).
+- **Repetition**: the share of messages whose text (TF-IDF cosine >= 0.9) repeats an earlier
+  message's.
+
+Score: the mean of ``reference_similarity`` and ``diversity`` where present; ``None`` (no
+contribution) when neither can be computed.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from coordbench.evals.base import TIER_TEXT, EvalContext, Evaluator
+from coordbench.evals.textsim import cosine, rouge_l, tfidf_vectors
+
+__all__ = ["PairDiversity", "TextEvaluator", "TextResult"]
+
+REPEAT_THRESHOLD = 0.9
+
+
+class PairDiversity(BaseModel):
+    """Similarity of what two connected agents said to each other."""
+
+    model_config = ConfigDict(frozen=True)
+
+    agents: tuple[str, str]
+    messages: int
+    similarity: float
+
+
+class TextResult(BaseModel):
+    """Text measures of a scenario (``None`` where there was nothing to compare).
+
+    Attributes:
+        references: Number of reference texts.
+        tfidf_cosine: Mean TF-IDF cosine of the answer to the references.
+        tfidf_cosine_max: Best TF-IDF cosine to one reference.
+        rouge_l: Mean ROUGE-L F1 of the answer against the references.
+        rouge_l_max: Best ROUGE-L F1.
+        reference_similarity: Mean of ``tfidf_cosine`` and ``rouge_l``.
+        messages: Messages with captured text.
+        pairs: Per pair of connected agents.
+        diversity: ``1 -`` the mean pair similarity.
+        repetition: Share of messages repeating an earlier one.
+        note: What was missing, if anything.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    references: int
+    tfidf_cosine: float | None
+    tfidf_cosine_max: float | None
+    rouge_l: float | None
+    rouge_l_max: float | None
+    reference_similarity: float | None
+    messages: int
+    pairs: list[PairDiversity]
+    diversity: float | None
+    repetition: float | None
+    note: str | None = None
+
+
+class TextEvaluator(Evaluator):
+    """Similarity of the answer to reference texts and diversity of the agents' messages."""
+
+    name = "text"
+    tier = TIER_TEXT
+    description = "TF-IDF cosine and ROUGE-L to reference texts; information diversity and repetition of messages."
+
+    async def evaluate(self, ctx: EvalContext) -> TextResult:
+        """Compare the answer with the references and the agents' messages with each other."""
+        notes: list[str] = []
+        refs = [r for r in ctx.scenario.references if r.strip()]
+        answer = ctx.outcome.output if ctx.outcome is not None else ""
+        cos_values: list[float] = []
+        rouge_values: list[float] = []
+        if refs and answer.strip():
+            vectors = tfidf_vectors([answer, *refs])
+            cos_values = [cosine(vectors[0], v) for v in vectors[1:]]
+            rouge_values = [rouge_l(answer, r) for r in refs]
+        elif refs:
+            notes.append("the team gave no answer to compare with the references")
+        else:
+            notes.append("the scenario has no reference texts")
+
+        said: dict[tuple[str, str], dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+        texts: list[str] = []
+        for call in ctx.agent_calls:
+            pair = (min(call.caller, call.callee), max(call.caller, call.callee))
+            if call.request_text:
+                said[pair][call.caller].append(call.request_text)
+                texts.append(call.request_text)
+            if call.response_text:
+                said[pair][call.callee].append(call.response_text)
+                texts.append(call.response_text)
+        pairs: list[PairDiversity] = []
+        for pair in sorted(said):
+            sides = said[pair]
+            if len(sides) < 2:
+                continue
+            a, b = tfidf_vectors([" ".join(sides[pair[0]]), " ".join(sides[pair[1]])])
+            count = len(sides[pair[0]]) + len(sides[pair[1]])
+            pairs.append(PairDiversity(agents=pair, messages=count, similarity=cosine(a, b)))
+        repetition: float | None = None
+        if texts:
+            vectors = tfidf_vectors(texts)
+            repeats = sum(
+                1 for i, v in enumerate(vectors) if v and any(cosine(v, w) >= REPEAT_THRESHOLD for w in vectors[:i])
+            )
+            repetition = repeats / len(texts)
+        elif ctx.agent_calls:
+            notes.append("no message content on the spans (turn on content capture to measure diversity)")
+        diversity = 1 - statistics.fmean(p.similarity for p in pairs) if pairs else None
+
+        tfidf = statistics.fmean(cos_values) if cos_values else None
+        rouge = statistics.fmean(rouge_values) if rouge_values else None
+        return TextResult(
+            references=len(refs),
+            tfidf_cosine=tfidf,
+            tfidf_cosine_max=max(cos_values) if cos_values else None,
+            rouge_l=rouge,
+            rouge_l_max=max(rouge_values) if rouge_values else None,
+            reference_similarity=(tfidf + rouge) / 2 if tfidf is not None and rouge is not None else None,
+            messages=len(texts),
+            pairs=pairs,
+            diversity=diversity,
+            repetition=repetition,
+            note="; ".join(notes) or None,
+        )
+
+    def score(self, result: Any, ctx: EvalContext) -> float | None:
+        """Mean of ``reference_similarity`` and ``diversity`` where present, else ``None``."""
+        if not isinstance(result, TextResult):
+            return None
+        parts = [v for v in (result.reference_similarity, result.diversity) if v is not None]
+        return statistics.fmean(parts) if parts else None

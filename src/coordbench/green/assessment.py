@@ -1,0 +1,244 @@
+"""Running one assessment: drive the scenarios, collect their traces, evaluate, report.
+
+Live mode, per scenario: a HOST span ``scenario <id>`` under the assessment's root HOST span
+(a trace of its own per assessment), the task sent to the entry participant through the
+:class:`~coordbench.a2a.Messenger` (so the call carries the trace context), then
+``wait_complete`` on the scenario's subtree until the participants' spans have arrived, then
+the evaluator pipeline. Ground-truth mode: the scenario's interaction pattern becomes spans
+and goes through the same pipeline.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict
+
+from coordbench.a2a import AgentCallError, Messenger
+from coordbench.evals import (
+    EvalContext,
+    EvalPipeline,
+    EvalScenario,
+    GraphEvaluator,
+    JudgeConfig,
+    LatencyEvaluator,
+    TeamOutcome,
+)
+from coordbench.green.request import AssessmentRequest, ScenarioConfig
+from coordbench.groundtruth import pattern_spans
+from coordbench.instrument import host_step
+from coordbench.results import AssessmentReport, ScenarioReport
+from coordbench.spans import SpanData
+from coordbench.store import TraceStore
+
+__all__ = ["SCENARIO_ATTRIBUTE", "Assessment", "Progress"]
+
+logger = logging.getLogger(__name__)
+
+Progress = Callable[[str], Awaitable[None]]
+SCENARIO_ATTRIBUTE = "coordbench.scenario.id"
+ASSESSMENT_ATTRIBUTE = "coordbench.assessment.id"
+
+
+async def _no_progress(_message: str) -> None:
+    return None
+
+
+class Assessment:
+    """One assessment request, run once.
+
+    Args:
+        request: The validated request.
+        store: Where the participants' (and the assessor's) spans arrive.
+        assessment_id: Id of the assessment (the A2A context id).
+        assessor: The assessor's agent name (its spans' host).
+        judge: The LLM judge's endpoint (default: from the environment).
+        progress: Called with a line of text at each step (status updates).
+
+    Raises:
+        ConfigurationError: If the request names an unknown evaluator or metric.
+    """
+
+    def __init__(
+        self,
+        request: AssessmentRequest,
+        *,
+        store: TraceStore,
+        assessment_id: str,
+        assessor: str,
+        judge: JudgeConfig | None = None,
+        progress: Progress | None = None,
+    ) -> None:
+        self.request = request
+        self.store = store
+        self.assessment_id = assessment_id
+        self.assessor = assessor
+        self.eval_config = request.config.eval_config(judge)
+        self.pipeline = EvalPipeline(self.eval_config)
+        self.progress = progress or _no_progress
+
+    async def run(self) -> AssessmentReport:
+        """Run every scenario of this shard; a scenario's failure is reported, never raised."""
+        started = time.monotonic()
+        config = self.request.config
+        scenarios = self.request.shard()
+        reports: list[ScenarioReport] = []
+        live_spans: list[SpanData] = []
+        async with Messenger(timeout=config.timeout) as messenger:
+            names = await self._participant_names(messenger)
+            attributes = {ASSESSMENT_ATTRIBUTE: self.assessment_id}
+            async with host_step(f"assessment {self.assessment_id}", attributes=attributes, new_trace=True) as root:
+                context = root.span.get_span_context()
+                trace_id, root_id = format(context.trace_id, "032x"), format(context.span_id, "016x")
+                for index, scenario in enumerate(scenarios, start=1):
+                    await self.progress(f"scenario {index}/{len(scenarios)}: {scenario.id} ({_mode(scenario)})")
+                    scenario_started = time.monotonic()
+                    try:
+                        if scenario.live:
+                            report, spans = await self._live(scenario, messenger, names, trace_id, root_id)
+                            live_spans.extend(spans)
+                        else:
+                            report = await self._ground_truth(scenario)
+                    except Exception as exc:
+                        logger.exception("scenario %r could not be evaluated", scenario.id)
+                        report = ScenarioReport(
+                            id=scenario.id,
+                            mode="live" if scenario.live else "ground_truth",
+                            status="failed",
+                            error=f"{type(exc).__name__}: {exc}",
+                            expected_label=scenario.label,
+                        )
+                    report = report.model_copy(update={"duration_s": time.monotonic() - scenario_started})
+                    reports.append(report)
+                    score = report.evaluation.score.overall if report.evaluation else 0.0
+                    await self.progress(f"scenario {scenario.id}: {report.status}, score {score:.2f}")
+        graph_metrics, latency_metrics = await self._overall(live_spans, names)
+        return AssessmentReport(
+            assessment_id=self.assessment_id,
+            participants={role: self.request.url_of(role) for role in self.request.participants},
+            participant_ids=dict(config.participant_ids),
+            scenarios=reports,
+            graph_metrics=graph_metrics,
+            latency_metrics=latency_metrics,
+            time_used=time.monotonic() - started,
+            config=config.model_dump(mode="json", exclude_none=True, exclude={"scenarios"})
+            | {"scenarios": [s.id for s in scenarios]},
+            ignored_config_keys=config.ignored_keys,
+            shard_index=config.shard_index,
+            num_shards=config.num_shards,
+        )
+
+    async def _participant_names(self, messenger: Messenger) -> dict[str, str]:
+        """Agent name (from its card) per role; the role itself when the card cannot be read."""
+        names: dict[str, str] = {}
+        for role in self.request.participants:
+            try:
+                names[role] = await messenger.agent_name(self.request.url_of(role))
+            except AgentCallError as exc:
+                logger.warning("participant %r: %s", role, exc)
+                names[role] = role
+        return names
+
+    async def _live(
+        self,
+        scenario: ScenarioConfig,
+        messenger: Messenger,
+        names: dict[str, str],
+        trace_id: str,
+        root_id: str,
+    ) -> tuple[ScenarioReport, list[SpanData]]:
+        config = self.request.config
+        role = scenario.entry or self.request.entry_role
+        url = self.request.url_of(role)
+        peers = {r: self.request.url_of(r) for r in self.request.participants}
+        status: str = "evaluated"
+        error: str | None = None
+        async with host_step(f"scenario {scenario.id}", attributes={SCENARIO_ATTRIBUTE: scenario.id}) as step:
+            scenario_span = format(step.span.get_span_context().span_id, "016x")
+            try:
+                reply = await messenger.send(
+                    url,
+                    scenario.task,
+                    data={"scenario": scenario.id, "task": scenario.task, "role": role, "peers": peers},
+                    new_conversation=True,
+                )
+            except AgentCallError as exc:
+                outcome = TeamOutcome(state="error", error=str(exc))
+                status, error = "error", str(exc)
+            else:
+                output = reply.text or (json.dumps(reply.data, sort_keys=True) if reply.data else "")
+                outcome = TeamOutcome(state=reply.state, output=output, duration_ms=reply.duration_ms)
+                if not reply.ok:
+                    error = f"the task ended {reply.state}"
+        snapshot = await self.store.wait_complete(
+            trace_id,
+            quiet=config.trace_quiet,
+            timeout=config.trace_timeout,
+            open_spans={root_id},
+            within=scenario_span,
+        )
+        ctx = EvalContext.build(
+            snapshot.spans,
+            scenario=scenario.eval_scenario(),
+            config=self.eval_config,
+            hosts=[self.assessor],
+            participants=names.values(),
+            completeness=snapshot.completeness,
+            outcome=outcome,
+        )
+        evaluation = await self.pipeline.run(ctx)
+        completeness = asdict(snapshot.completeness)
+        report = ScenarioReport(
+            id=scenario.id,
+            mode="live",
+            status=status,  # type: ignore[arg-type]
+            error=error,
+            entry=role,
+            trace_id=trace_id,
+            completeness=completeness,
+            outcome=outcome,
+            evaluation=evaluation,
+            expected_label=scenario.label,
+        )
+        return report, snapshot.spans
+
+    async def _ground_truth(self, scenario: ScenarioConfig) -> ScenarioReport:
+        pattern = scenario.interaction_pattern
+        assert pattern is not None  # noqa: S101 - only called for pattern scenarios
+        spans = pattern_spans(pattern, scenario_id=scenario.id)
+        ctx = EvalContext.build(
+            spans,
+            scenario=scenario.eval_scenario(),
+            config=self.eval_config,
+            participants=pattern.agents,
+        )
+        evaluation = await self.pipeline.run(ctx)
+        return ScenarioReport(
+            id=scenario.id,
+            mode="ground_truth",
+            status="evaluated",
+            trace_id=spans[0].trace_id if spans else None,
+            evaluation=evaluation,
+            expected_label=scenario.label,
+        )
+
+    async def _overall(self, spans: list[SpanData], names: dict[str, str]) -> tuple[dict[str, object] | None, ...]:
+        """Graph and latency over all live scenarios together (the team's whole interaction)."""
+        if not spans:
+            return None, None
+        ctx = EvalContext.build(
+            spans,
+            scenario=EvalScenario(id="all-live-scenarios"),
+            config=self.eval_config,
+            hosts=[self.assessor],
+            participants=names.values(),
+        )
+        graph = await GraphEvaluator().evaluate(ctx)
+        latency = await LatencyEvaluator().evaluate(ctx)
+        return graph.to_dict(), latency.model_dump(mode="json")
+
+
+def _mode(scenario: ScenarioConfig) -> str:
+    return "live" if scenario.live else "ground truth"

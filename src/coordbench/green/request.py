@@ -1,0 +1,302 @@
+"""The assessment request: ``{"participants": {role: url}, "config": {...}}``, validated with precise errors.
+
+The AgentBeats client sends it as the text of one message; a DataPart with the same object
+is accepted too. Anything else (a plain "Hello" included) is rejected with a message that
+says exactly what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, cast
+
+from a2a.types import Message
+from google.protobuf.json_format import MessageToDict
+from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from coordbench.datafiles import data_file
+from coordbench.errors import CoordbenchError
+from coordbench.evals import EvalConfig, EvalScenario, JudgeConfig
+from coordbench.graph.metrics import Label, Thresholds
+from coordbench.groundtruth import InteractionPattern, load_ground_truth
+
+__all__ = [
+    "SAMPLE_REQUEST",
+    "AssessmentConfig",
+    "AssessmentRequest",
+    "RequestError",
+    "ScenarioConfig",
+    "default_scenarios",
+    "parse_request",
+]
+
+
+class RequestError(CoordbenchError, ValueError):
+    """The assessment request is not usable; the message says why."""
+
+    default_message = "invalid assessment request"
+
+
+class ScenarioConfig(BaseModel):
+    """One scenario of an assessment.
+
+    Attributes:
+        id: Unique id.
+        task: What the team is asked to do (live mode).
+        entry: Role of the participant the task goes to (default: the assessment's ``entry``).
+        references: Reference texts the answer is compared with.
+        interaction_pattern: A labelled pattern to evaluate instead of asking the team
+            (ground-truth mode).
+        label: The label the pattern should get (ground-truth mode).
+        description: Free text.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")
+    task: str = Field(default="", max_length=100_000)
+    entry: str | None = None
+    references: list[str] = Field(default_factory=list[str], max_length=100)
+    interaction_pattern: InteractionPattern | None = None
+    label: Label | None = None
+    description: str = Field(default="", max_length=10_000)
+
+    @model_validator(mode="after")
+    def _live_or_pattern(self) -> ScenarioConfig:
+        if self.interaction_pattern is None and not self.task.strip():
+            raise ValueError(f"scenario {self.id!r} needs a 'task' (live mode) or an 'interaction_pattern'")
+        return self
+
+    @property
+    def live(self) -> bool:
+        """The team is asked to do the task (rather than a pattern being replayed)."""
+        return self.interaction_pattern is None
+
+    def eval_scenario(self) -> EvalScenario:
+        """What the evaluators are told about the scenario."""
+        return EvalScenario(
+            id=self.id,
+            task=self.task,
+            references=self.references,
+            expected_label=self.label,
+            description=self.description,
+        )
+
+
+class AssessmentConfig(BaseModel):
+    """The ``config`` of an assessment request (all optional).
+
+    Attributes:
+        scenarios: Scenarios to run (default: the bundled live scenarios; ``[]`` for none,
+            with ``ground_truth``).
+        ground_truth: Also evaluate the bundled labelled patterns (ground-truth mode).
+        entry: Role that receives each task (default: ``coordinator`` or ``agent`` if such a
+            role exists, else the first participant).
+        timeout: Seconds a participant may take to answer one task.
+        trace_timeout: Seconds to wait for a scenario's spans to arrive and be complete.
+        trace_quiet: Seconds without new spans after which a complete trace is final.
+        participant_ids: AgentBeats ids of the participants, by role (for ``results.json``).
+        evaluators, disabled_evaluators, metrics, disabled_metrics, weights, thresholds,
+        pass_threshold: See :class:`~coordbench.evals.EvalConfig`.
+        judge_model: Model for the LLM judge (the endpoint and key come from the
+            assessor's environment only: a request must not redirect the key elsewhere).
+        shard_index, num_shards, num_instances: AgentBeats sharding: this run assesses the
+            scenarios whose position ``i`` has ``i % num_shards == shard_index``.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+    scenarios: list[ScenarioConfig] | None = Field(default=None, max_length=1_000)
+    ground_truth: bool = False
+    entry: str | None = None
+    timeout: float = Field(default=300.0, gt=0, le=86_400)
+    trace_timeout: float = Field(default=15.0, ge=0, le=3_600)
+    trace_quiet: float = Field(default=1.0, ge=0, le=600)
+    participant_ids: dict[str, str] = Field(default_factory=dict[str, str])
+    evaluators: list[str] | None = None
+    disabled_evaluators: list[str] = Field(default_factory=list[str])
+    metrics: list[str] | None = None
+    disabled_metrics: list[str] = Field(default_factory=list[str])
+    weights: dict[str, float] | None = None
+    thresholds: Thresholds = Field(default_factory=Thresholds)
+    pass_threshold: float = Field(default=0.5, ge=0, le=1)
+    judge_model: str | None = Field(default=None, min_length=1, max_length=200)
+    shard_index: int = Field(default=0, ge=0)
+    num_shards: int = Field(default=1, ge=1, le=10_000)
+    num_instances: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> AssessmentConfig:
+        if self.shard_index >= self.num_shards:
+            raise ValueError(f"shard_index {self.shard_index} must be below num_shards {self.num_shards}")
+        if self.scenarios == [] and not self.ground_truth:
+            raise ValueError("no scenarios to run: 'scenarios' is empty and 'ground_truth' is false")
+        if self.scenarios is not None:
+            ids = [s.id for s in self.scenarios]
+            duplicates = sorted({i for i in ids if ids.count(i) > 1})
+            if duplicates:
+                raise ValueError(f"scenario ids must be unique; repeated: {', '.join(duplicates)}")
+        return self
+
+    @property
+    def ignored_keys(self) -> list[str]:
+        """Keys of the request's config that coordbench does not know (ignored, reported)."""
+        return sorted(self.model_extra or {})
+
+    def eval_config(self, judge: JudgeConfig | None = None) -> EvalConfig:
+        """The evaluator pipeline's configuration for this assessment."""
+        judge = judge or JudgeConfig.from_env()
+        if self.judge_model:
+            judge = judge.model_copy(update={"model": self.judge_model})
+        values: dict[str, Any] = {
+            "evaluators": self.evaluators,
+            "disabled_evaluators": self.disabled_evaluators,
+            "metrics": self.metrics,
+            "disabled_metrics": self.disabled_metrics,
+            "thresholds": self.thresholds,
+            "pass_threshold": self.pass_threshold,
+            "judge": judge,
+        }
+        if self.weights is not None:
+            values["weights"] = self.weights
+        return EvalConfig(**values)
+
+
+class AssessmentRequest(BaseModel):
+    """A validated assessment request."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    participants: dict[str, AnyHttpUrl] = Field(min_length=1, max_length=100)
+    config: AssessmentConfig = Field(default_factory=AssessmentConfig)
+
+    @field_validator("participants")
+    @classmethod
+    def _roles(cls, participants: dict[str, AnyHttpUrl]) -> dict[str, AnyHttpUrl]:
+        for role in participants:
+            if not role.strip():
+                raise ValueError("participant roles must be non-empty")
+        return participants
+
+    @model_validator(mode="after")
+    def _entries_exist(self) -> AssessmentRequest:
+        roles = set(self.participants)
+        wanted = [("config.entry", self.config.entry)] + [
+            (f"scenario {s.id!r} entry", s.entry) for s in self.config.scenarios or []
+        ]
+        for where, role in wanted:
+            if role is not None and role not in roles:
+                raise ValueError(
+                    f"{where} names role {role!r}, which is not a participant ({', '.join(sorted(roles))})"
+                )
+        return self
+
+    @property
+    def entry_role(self) -> str:
+        """The role that receives tasks unless a scenario says otherwise."""
+        if self.config.entry is not None:
+            return self.config.entry
+        for role in ("coordinator", "agent"):
+            if role in self.participants:
+                return role
+        return next(iter(self.participants))
+
+    def url_of(self, role: str) -> str:
+        """A participant's base URL."""
+        return str(self.participants[role])
+
+    def scenarios(self) -> list[ScenarioConfig]:
+        """Every scenario of the assessment (before sharding), in order."""
+        chosen = list(self.config.scenarios) if self.config.scenarios is not None else default_scenarios()
+        if self.config.ground_truth:
+            chosen += ground_truth_scenarios()
+        return chosen
+
+    def shard(self) -> list[ScenarioConfig]:
+        """The scenarios this run assesses (``i % num_shards == shard_index``)."""
+        config = self.config
+        return [s for i, s in enumerate(self.scenarios()) if i % config.num_shards == config.shard_index]
+
+
+def default_scenarios(path: Path | None = None) -> list[ScenarioConfig]:
+    """The bundled live scenarios (``data/scenarios.json``)."""
+    document = json.loads((path or data_file("scenarios.json")).read_text(encoding="utf-8"))
+    return [ScenarioConfig.model_validate(s) for s in document["scenarios"]]
+
+
+def ground_truth_scenarios(path: Path | None = None) -> list[ScenarioConfig]:
+    """The bundled labelled patterns (``data/ground_truth.json``) as ground-truth-mode scenarios."""
+    truth = load_ground_truth(path or data_file("ground_truth.json"))
+    return [
+        ScenarioConfig(id=s.id, description=s.description, interaction_pattern=s.interaction_pattern, label=s.label)
+        for s in truth.scenarios
+    ]
+
+
+SAMPLE_REQUEST: dict[str, Any] = {
+    "participants": {"coordinator": "http://127.0.0.1:9019/", "researcher": "http://127.0.0.1:9020/"},
+    "config": {
+        "scenarios": [
+            {
+                "id": "launch-plan",
+                "task": "Plan the launch of a note-taking app: owners, timeline, risks.",
+                "references": ["Owners per workstream, a dated timeline and the top risks with mitigations."],
+            }
+        ],
+        "ground_truth": False,
+        "timeout": 300,
+    },
+}
+"""A complete request, shown in the green's agent card."""
+
+
+def _describe(error: ValidationError) -> str:
+    problems: list[str] = []
+    for item in error.errors()[:5]:
+        location = ".".join(str(p) for p in item["loc"]) or "request"
+        message = str(item["msg"]).removeprefix("Value error, ")
+        problems.append(f"{location}: {message}")
+    more = len(error.errors()) - len(problems)
+    return "; ".join(problems) + (f" (and {more} more)" if more > 0 else "")
+
+
+def parse_request(message: Message | None) -> AssessmentRequest:
+    """Read and validate the assessment request in ``message``.
+
+    The first data part holding an object is used; otherwise the text parts, joined, must
+    be that JSON object.
+
+    Raises:
+        RequestError: With exactly what is wrong, e.g. that the text is not JSON, that
+            ``participants`` is missing, or which URL is invalid.
+    """
+    if message is None:
+        raise RequestError('no message: send {"participants": {role: url}, "config": {...}}')
+    document: Any = None
+    for part in message.parts:
+        if part.WhichOneof("content") == "data":
+            value: Any = MessageToDict(part.data)
+            if isinstance(value, dict):
+                document = cast("dict[str, Any]", value)
+                break
+    if document is None:
+        text = "".join(p.text for p in message.parts if p.WhichOneof("content") == "text").strip()
+        if not text:
+            raise RequestError(
+                'the message has no text or data part; send {"participants": {role: url}, "config": {...}}'
+            )
+        try:
+            document = json.loads(text)
+        except ValueError as exc:
+            preview = text if len(text) <= 60 else text[:57] + "..."
+            raise RequestError(
+                f"the message is not an assessment request: expected a JSON object "
+                f'{{"participants": {{role: url}}, "config": {{...}}}}, got text {preview!r} ({exc})'
+            ) from exc
+    if not isinstance(document, dict):
+        raise RequestError(f"the request must be a JSON object, got {type(document).__name__}")
+    try:
+        return AssessmentRequest.model_validate(document)
+    except ValidationError as exc:
+        raise RequestError(f"invalid assessment request: {_describe(exc)}") from exc

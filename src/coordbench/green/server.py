@@ -1,0 +1,258 @@
+"""The assessor's server: one app on one port for A2A, the OTLP receiver, Step reports and peers.
+
+Routes:
+
+- A2A: the agent card (``/.well-known/agent-card.json``), JSON-RPC 1.0 and 0.3 at ``/``,
+  REST under ``/rest``;
+- ``POST /v1/traces`` (OTLP/HTTP), ``GET /v1/traces[/{id}]``, ``GET /v1/stats`` (the trace backend);
+- ``POST /traces``: traceability Steps as JSON, for agents that report Steps instead of spans;
+- ``POST /register`` and ``GET /peers``: the agent registry for peer discovery;
+- ``GET /healthz``.
+
+With a token configured, the backend, Step and registry routes need ``Authorization: Bearer``;
+the A2A routes stay open (the AgentBeats client sends no token) and ``/healthz`` too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, cast
+
+from a2a.types import AgentSkill
+from fastapi import FastAPI, HTTPException, Request, Response
+from fastapi.responses import JSONResponse
+from pydantic import Field
+from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
+
+from coordbench import __version__, semconv
+from coordbench.a2a import a2a_routes, build_agent_card
+from coordbench.auth import bearer_ok
+from coordbench.backend import build_store, mount_backend
+from coordbench.errors import StepFormatError
+from coordbench.green.executor import GreenExecutor
+from coordbench.green.registry import PeerRegistry, Registration
+from coordbench.green.request import SAMPLE_REQUEST
+from coordbench.green.tracing import AssessorTracing
+from coordbench.otlp import encoded_span
+from coordbench.otlp.grpc import GrpcReceiver
+from coordbench.settings import Settings, load_settings
+from coordbench.steps import span_from_step, step_from_dict
+from coordbench.store import StoreUnavailableError, TraceStore
+
+__all__ = ["DEFAULT_NAME", "GreenSettings", "create_green_app", "load_green_settings"]
+
+DEFAULT_NAME = "coordbench-green"
+_PROTECTED_PREFIXES = ("/v1/", "/traces", "/register", "/peers")
+
+
+class GreenSettings(Settings):
+    """Assessor settings (``COORDBENCH_*``); the trace backend's settings plus these."""
+
+    port: int = Field(9009, ge=0, le=65535, description="Port for A2A, OTLP/HTTP and the other routes.")
+    grpc_port: int | None = Field(None, ge=0, le=65535, description="OTLP/gRPC port (default: off).")
+    name: str = Field(DEFAULT_NAME, min_length=1, max_length=200, description="The assessor's agent name.")
+    card_url: str | None = Field(None, description="URL the agent card advertises (default http://host:port/).")
+    output_dir: Path | None = Field(Path("output"), description="Where results.json is written.")
+    heartbeat: float = Field(20.0, gt=0, le=30, description="Seconds between 'working' updates at most.")
+    capture_content: bool = Field(True, description="Record the assessor's own messages on its spans.")
+    trace_self: bool = Field(True, description="Instrument A2A in this process and keep the assessor's spans.")
+
+
+def load_green_settings(**overrides: Any) -> GreenSettings:
+    """Settings from ``COORDBENCH_*`` and explicit ``overrides`` (``None`` ignored).
+
+    Raises:
+        ConfigurationError: If a value is invalid (the message names the variable).
+    """
+    return load_settings(GreenSettings, **overrides)
+
+
+def _skill() -> AgentSkill:
+    return AgentSkill(
+        id="coordination-assessment",
+        name="Multi-agent coordination assessment",
+        description=(
+            "Sends each scenario's task to the participants over A2A, collects the team's OpenTelemetry "
+            "traces, and scores how the agents coordinated: agent-graph metrics, protocol and latency "
+            "figures, an LLM judge (rule-based fallback) and text similarity. Send "
+            '{"participants": {role: url}, "config": {...}} as the message text or as a data part.'
+        ),
+        tags=["assessment", "coordination", "multi-agent", "opentelemetry", "a2a", "agentbeats"],
+        examples=[json.dumps(SAMPLE_REQUEST, sort_keys=True)],
+        input_modes=["text/plain", "application/json"],
+        output_modes=["text/plain", "application/json"],
+    )
+
+
+class _BackendAuth(BaseHTTPMiddleware):
+    def __init__(self, app: object, token: str) -> None:
+        super().__init__(app)  # type: ignore[arg-type]
+        self.token = token
+
+    async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
+        path = request.url.path
+        if path.startswith(_PROTECTED_PREFIXES) and not bearer_ok(request.headers.get("authorization"), self.token):
+            return JSONResponse(
+                {"detail": "missing or wrong bearer token"}, status_code=401, headers={"WWW-Authenticate": "Bearer"}
+            )
+        return await call_next(request)
+
+
+def create_green_app(settings: GreenSettings | None = None, *, store: TraceStore | None = None) -> FastAPI:
+    """The assessor: A2A agent, trace backend, Step reports and peer registry in one app.
+
+    Args:
+        settings: Settings (default: from the environment).
+        store: A store to use instead of building one from the settings.
+    """
+    settings = settings or load_green_settings()
+    store = store or build_store(settings)
+    token = settings.token.get_secret_value() if settings.token else None
+    url = settings.card_url or f"http://{settings.host}:{settings.port}/"
+    card = build_agent_card(
+        settings.name,
+        url,
+        description="coordbench assessor: measures how well an A2A multi-agent team coordinates, from its traces.",
+        skills=[_skill()],
+        version=__version__,
+    )
+    executor = GreenExecutor(
+        store=store, assessor=settings.name, output_dir=settings.output_dir, heartbeat=settings.heartbeat
+    )
+    routes, handler = a2a_routes(card, executor)
+    registry = PeerRegistry()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncGenerator[None]:
+        await store.open()
+        tracing = (
+            AssessorTracing(settings.name, store, asyncio.get_running_loop(), capture_content=settings.capture_content)
+            if settings.trace_self
+            else None
+        )
+        grpc_receiver: GrpcReceiver | None = None
+        if settings.grpc_port is not None:
+            grpc_receiver = GrpcReceiver(
+                store,
+                host=settings.host,
+                port=settings.grpc_port,
+                max_message_bytes=settings.max_body_bytes,
+                token=token,
+            )
+            app.state.grpc_port = await grpc_receiver.start()
+        try:
+            yield
+        finally:
+            await handler.aclose()
+            if grpc_receiver is not None:
+                await grpc_receiver.stop()
+            if tracing is not None:
+                await tracing.close()
+            await store.close()
+
+    app = FastAPI(
+        title="coordbench green assessor",
+        version=__version__,
+        lifespan=lifespan,
+        telemetry={"tracing": False, "metrics": False, "logs": False},
+    )
+    app.state.grpc_port = None
+    app.state.executor = executor
+    app.state.registry = registry
+    app.state.card = card
+    mount_backend(app, settings, store)
+    if token:
+        app.add_middleware(_BackendAuth, token=token)
+
+    @app.get("/healthz", tags=["health"])
+    async def healthz() -> dict[str, str]:  # pyright: ignore[reportUnusedFunction]
+        return {"status": "ok"}
+
+    @app.post("/traces", tags=["steps"], summary="Traceability Steps reported as JSON")
+    async def report_steps(request: Request) -> JSONResponse:  # pyright: ignore[reportUnusedFunction]
+        return await _report_steps(request, store, settings)
+
+    @app.post("/register", tags=["peers"], status_code=201, summary="Register an agent for peer discovery")
+    async def register(registration: Registration, response: Response) -> dict[str, Any]:  # pyright: ignore[reportUnusedFunction]
+        try:
+            peer, new = registry.register(registration)
+        except OverflowError as exc:
+            raise HTTPException(507, str(exc)) from exc
+        response.status_code = 201 if new else 200
+        return peer.model_dump(mode="json")
+
+    @app.get("/peers", tags=["peers"], summary="Registered agents")
+    async def peers(role: str | None = None) -> dict[str, Any]:  # pyright: ignore[reportUnusedFunction]
+        return {"peers": [p.model_dump(mode="json") for p in registry.peers(role)]}
+
+    app.router.routes.extend(routes)
+    return app
+
+
+async def _report_steps(request: Request, store: TraceStore, settings: Settings) -> JSONResponse:
+    """``POST /traces``: ``{"agent": name, "steps": [Step, ...]}``, a list of Steps, or one Step.
+
+    Answers 200 with what was stored; 400 naming the first malformed field; 413 over the
+    size cap; 415 for a non-JSON body; 503 with ``Retry-After`` when the store is full.
+    """
+    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if content_type != "application/json":
+        raise HTTPException(415, f"send Steps as application/json, not {content_type or 'no content type'}")
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > settings.max_body_bytes:
+        raise HTTPException(413, f"body over {settings.max_body_bytes} bytes")
+    body = await request.body()
+    if len(body) > settings.max_body_bytes:
+        raise HTTPException(413, f"body over {settings.max_body_bytes} bytes")
+    try:
+        document: Any = json.loads(body)
+    except ValueError as exc:
+        raise HTTPException(400, f"body is not JSON: {exc}") from exc
+    agent: str | None = None
+    raw_steps: Any
+    if isinstance(document, dict) and "steps" in document:
+        envelope = cast("dict[str, Any]", document)
+        unknown = sorted(set(envelope) - {"steps", "agent"})
+        if unknown:
+            raise HTTPException(400, f"unknown field(s): {', '.join(unknown)} (expected 'agent' and 'steps')")
+        agent_value = envelope.get("agent")
+        if agent_value is not None and (not isinstance(agent_value, str) or not agent_value):
+            raise HTTPException(400, "agent: must be a non-empty string")
+        agent = agent_value
+        raw_steps = envelope["steps"]
+        path = "steps"
+    elif isinstance(document, list):
+        raw_steps, path = cast("list[Any]", document), "steps"
+    else:
+        raw_steps, path = [cast("object", document)], "step"
+    if not isinstance(raw_steps, list) or not raw_steps:
+        raise HTTPException(400, f"{path}: must be a non-empty list of Steps")
+    resource = {semconv.SERVICE_NAME: agent} if agent else None
+    try:
+        steps = [
+            step_from_dict(item, path=f"{path}[{i}]" if path == "steps" else path)
+            for i, item in enumerate(cast("list[Any]", raw_steps))
+        ]
+        encoded = [encoded_span(span_from_step(step, resource=resource)) for step in steps]
+    except StepFormatError as exc:
+        raise HTTPException(400, exc.message) from exc
+    except ValueError as exc:
+        raise HTTPException(400, str(exc)) from exc
+    try:
+        result = await store.add(encoded)
+    except StoreUnavailableError as exc:
+        return JSONResponse(
+            {"detail": exc.message}, status_code=503, headers={"Retry-After": f"{max(1, round(exc.retry_after))}"}
+        )
+    return JSONResponse(
+        {
+            "accepted": len(encoded),
+            "stored": result.stored,
+            "duplicates": result.duplicates,
+            "traces": sorted({s.trace_id for s in (span.decode() for span in encoded)}),
+        }
+    )

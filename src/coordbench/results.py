@@ -1,0 +1,244 @@
+"""Assessment reports, and the AgentBeats ``results.json`` built from them.
+
+AgentBeats collects every DataPart of the assessor's final artifact as one element of
+``results[]`` and writes ``{"participants": {role: agentbeats_id}, "results": [...]}``; the
+leaderboard then runs DuckDB over those files. One assessment (or shard) is one row:
+
+``domain``, ``score`` (overall score x 100), ``max_score`` (100), ``pass_rate`` (percentage of
+scenarios whose overall score reached the pass threshold), ``time_used`` (seconds),
+``task_rewards`` (``overall_score``, ``graph_density``, ``coordination_quality``, all 0-1
+numbers) and ``detail`` (graph and latency metrics over all live scenarios, the judge's
+reasoning, strengths and weaknesses, every scenario's entry, trace completeness).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from coordbench import __version__
+from coordbench.evals import JudgeResult, ScenarioEvaluation, TeamOutcome
+from coordbench.graph.metrics import GraphMetrics, canonical_json
+
+__all__ = [
+    "DOMAIN",
+    "MAX_SCORE",
+    "AssessmentReport",
+    "ScenarioReport",
+    "agentbeats_results",
+    "result_row",
+    "summary_text",
+    "write_results",
+]
+
+DOMAIN = "graph-assessment"
+MAX_SCORE = 100
+_LIST_LIMIT = 5
+
+
+class ScenarioReport(BaseModel):
+    """How one scenario went.
+
+    Attributes:
+        id: Scenario id.
+        mode: ``live`` (the team was asked) or ``ground_truth`` (a labelled pattern was replayed).
+        status: ``evaluated``; ``error`` when the team could not be reached or broke the
+            protocol (still evaluated: the failure is in the trace); ``failed`` when it could
+            not be evaluated at all.
+        error: What went wrong, if anything.
+        entry: Role the task was sent to (live mode).
+        trace_id: The trace the scenario's spans are in.
+        completeness: The trace's completeness when it was evaluated.
+        outcome: What the team answered (live mode).
+        evaluation: The evaluators' verdicts.
+        expected_label: The scenario's label, when it has one.
+        duration_s: Wall time of the scenario.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    mode: Literal["live", "ground_truth"]
+    status: Literal["evaluated", "error", "failed"]
+    error: str | None = None
+    entry: str | None = None
+    trace_id: str | None = None
+    completeness: dict[str, Any] | None = None
+    outcome: TeamOutcome | None = None
+    evaluation: ScenarioEvaluation | None = None
+    expected_label: str | None = None
+    duration_s: float = 0.0
+
+    @property
+    def label(self) -> str | None:
+        """The coordination label the graph evaluator gave."""
+        graph = self.evaluation.typed("graph") if self.evaluation is not None else None
+        return graph.label if isinstance(graph, GraphMetrics) else None
+
+
+class AssessmentReport(BaseModel):
+    """One assessment (or shard).
+
+    Attributes:
+        assessment_id: The A2A context id of the assessment request.
+        participants: Participant URLs by role.
+        participant_ids: AgentBeats ids by role (``results.json``'s ``participants``).
+        scenarios: Every scenario of this shard, in order.
+        graph_metrics: Graph metrics over all live scenarios' spans together.
+        latency_metrics: Latency figures over all live scenarios' spans together.
+        time_used: Seconds the assessment took.
+        config: The request's configuration, as used.
+        ignored_config_keys: Configuration keys coordbench did not know.
+        shard_index: Which shard this is.
+        num_shards: How many shards there are.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    assessment_id: str
+    participants: dict[str, str]
+    participant_ids: dict[str, str] = Field(default_factory=dict[str, str])
+    scenarios: list[ScenarioReport]
+    graph_metrics: dict[str, Any] | None = None
+    latency_metrics: dict[str, Any] | None = None
+    time_used: float
+    config: dict[str, Any] = Field(default_factory=dict[str, Any])
+    ignored_config_keys: list[str] = Field(default_factory=list[str])
+    shard_index: int = 0
+    num_shards: int = 1
+
+    @property
+    def assessed(self) -> bool:
+        """At least one scenario was evaluated normally (else the assessment failed: nothing could be assessed)."""
+        return any(s.status == "evaluated" for s in self.scenarios)
+
+
+def _judge(report: ScenarioReport) -> JudgeResult | None:
+    judged = report.evaluation.typed("llm_judge") if report.evaluation is not None else None
+    return judged if isinstance(judged, JudgeResult) else None
+
+
+def _mean(values: list[float]) -> float | None:
+    return statistics.fmean(values) if values else None
+
+
+def _unique(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))[:_LIST_LIMIT]
+
+
+def _scenario_entry(report: ScenarioReport) -> dict[str, Any]:
+    evaluation = report.evaluation
+    completeness = report.completeness or {}
+    entry: dict[str, Any] = {
+        "id": report.id,
+        "mode": report.mode,
+        "status": report.status,
+        "error": report.error,
+        "score": evaluation.score.overall if evaluation else 0.0,
+        "passed": bool(evaluation and evaluation.passed),
+        "label": report.label,
+        "expected_label": report.expected_label,
+        "label_ok": None if report.expected_label is None else report.label == report.expected_label,
+        "trace_id": report.trace_id,
+        "trace_complete": completeness.get("complete"),
+        "outcome": report.outcome.model_dump(mode="json") if report.outcome else None,
+        "duration_s": report.duration_s,
+    }
+    if evaluation is not None:
+        entry["score_components"] = evaluation.score.model_dump(mode="json")
+        entry["evaluator_failures"] = [f.model_dump(mode="json") for f in evaluation.failures]
+        entry["results"] = evaluation.results
+    if completeness:
+        entry["completeness"] = completeness
+    return entry
+
+
+def result_row(report: AssessmentReport) -> dict[str, Any]:
+    """The one ``results[]`` row (the artifact's DataPart) of an assessment, canonical (floats rounded)."""
+    evaluated = [s for s in report.scenarios if s.evaluation is not None]
+    overall = _mean([s.evaluation.score.overall for s in evaluated if s.evaluation is not None]) or 0.0
+    passed = sum(1 for s in evaluated if s.evaluation is not None and s.evaluation.passed)
+    densities: list[float] = []
+    for s in evaluated:
+        graph = s.evaluation.typed("graph") if s.evaluation is not None else None
+        if isinstance(graph, GraphMetrics) and isinstance(graph.metrics.get("density"), int | float):
+            densities.append(float(graph.metrics["density"]))
+    judged = [j for j in (_judge(s) for s in evaluated) if j is not None]
+    total = len(report.scenarios)
+    live = [s for s in report.scenarios if s.mode == "live"]
+    row: dict[str, Any] = {
+        "domain": DOMAIN,
+        "score": overall * MAX_SCORE,
+        "max_score": MAX_SCORE,
+        "pass_rate": 100.0 * passed / total if total else 0.0,
+        "time_used": report.time_used,
+        "task_rewards": {
+            "overall_score": overall,
+            "graph_density": _mean(densities) or 0.0,
+            "coordination_quality": _mean([j.coordination_quality for j in judged]) or 0.0,
+        },
+        "assessment_id": report.assessment_id,
+        "scenarios": total,
+        "scenarios_passed": passed,
+        "scenarios_failed": sum(1 for s in report.scenarios if s.status != "evaluated"),
+        "shard_index": report.shard_index,
+        "num_shards": report.num_shards,
+        "version": __version__,
+        "detail": {
+            "graph_metrics": report.graph_metrics,
+            "latency_metrics": report.latency_metrics,
+            "judges": sorted({j.judge for j in judged}),
+            "reasoning": "\n".join(f"[{s.id}] {j.reasoning}" for s in evaluated if (j := _judge(s)) is not None),
+            "strengths": _unique([x for j in judged for x in j.strengths]),
+            "weaknesses": _unique([x for j in judged for x in j.weaknesses]),
+            "trace_completeness": {
+                "live_scenarios": len(live),
+                "complete": sum(1 for s in live if (s.completeness or {}).get("complete")),
+                "timed_out": [s.id for s in live if (s.completeness or {}).get("timed_out")],
+            },
+            "participants": report.participants,
+            "config": report.config,
+            "ignored_config_keys": report.ignored_config_keys,
+            "scenarios": [_scenario_entry(s) for s in report.scenarios],
+        },
+    }
+    return json.loads(canonical_json(row))
+
+
+def agentbeats_results(report: AssessmentReport) -> dict[str, Any]:
+    """``{"participants": {role: id}, "results": [row]}``; a role without an AgentBeats id is given by its URL."""
+    participants = {role: report.participant_ids.get(role, url) for role, url in sorted(report.participants.items())}
+    return {"participants": participants, "results": [result_row(report)]}
+
+
+def write_results(path: str | Path, report: AssessmentReport) -> Path:
+    """Write ``results.json`` (creating the folder); returns the path."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(agentbeats_results(report), indent=2, sort_keys=True, ensure_ascii=False)
+    temporary = target.with_name(target.name + ".tmp")
+    temporary.write_text(text + "\n", encoding="utf-8")
+    temporary.replace(target)
+    return target
+
+
+def summary_text(report: AssessmentReport, row: dict[str, Any] | None = None) -> str:
+    """A human summary of the assessment (the artifact's text part)."""
+    row = row or result_row(report)
+    lines = [
+        f"coordbench assessment {report.assessment_id}: overall score {row['score']:.1f}/{MAX_SCORE}, "
+        f"{row['scenarios_passed']}/{row['scenarios']} scenarios passed, {row['time_used']:.1f} s",
+    ]
+    for entry in row["detail"]["scenarios"]:
+        label = f", {entry['label']}" if entry.get("label") else ""
+        expected = f" (expected {entry['expected_label']})" if entry.get("expected_label") else ""
+        problem = f" - {entry['status']}: {entry['error']}" if entry.get("error") else ""
+        lines.append(f"- {entry['id']} [{entry['mode']}]: score {entry['score']:.2f}{label}{expected}{problem}")
+    weaknesses = row["detail"]["weaknesses"]
+    if weaknesses:
+        lines.append("Weaknesses: " + "; ".join(weaknesses))
+    return "\n".join(lines)

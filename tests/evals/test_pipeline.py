@@ -1,0 +1,113 @@
+"""The evaluator pipeline: discovery, order, failures as entries, scoring, determinism."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from coordbench import plugins
+from coordbench.errors import ConfigurationError
+from coordbench.evals import (
+    DEFAULT_WEIGHTS,
+    EvalConfig,
+    EvalContext,
+    EvalPipeline,
+    Evaluator,
+    available_evaluators,
+    combine,
+    select_evaluators,
+)
+from evals.traces import context, team_trace
+
+BUILT_INS = ["graph", "latency", "llm_judge", "protocol", "text"]
+
+
+class Seen(BaseModel):
+    earlier: list[str]
+
+
+class Recorder(Evaluator):
+    name = "recorder"
+    tier = 3
+
+    async def evaluate(self, ctx: EvalContext) -> Seen:
+        return Seen(earlier=sorted(ctx.results))
+
+
+class Hangs(Evaluator):
+    name = "hangs"
+    tier = 2
+
+    async def evaluate(self, ctx: EvalContext) -> Seen:
+        await asyncio.sleep(30)
+        return Seen(earlier=[])
+
+
+def test_built_ins_register_through_the_entry_point_group() -> None:
+    assert sorted(available_evaluators()) == BUILT_INS
+    order = [e.name for e in select_evaluators()]
+    # tier 1 graph and protocol, tier 2 latency then the judge (last in its tier), tier 3 text
+    assert order == ["graph", "protocol", "latency", "llm_judge", "text"]
+    assert [e.name for e in select_evaluators(["text", "graph"])] == ["graph", "text"]
+    assert [e.name for e in select_evaluators(disabled=["llm_judge", "text"])] == ["graph", "protocol", "latency"]
+    with pytest.raises(ConfigurationError, match=r"unknown evaluator\(s\): nope; available: graph, latency"):
+        select_evaluators(["graph", "nope"])
+
+
+async def test_later_tiers_see_earlier_results_and_failures_are_entries(caplog: pytest.LogCaptureFixture) -> None:
+    config = EvalConfig(evaluator_timeout=0.2)
+    pipeline = EvalPipeline(config, evaluators=[Recorder(), Hangs(), *select_evaluators(["graph", "protocol"])])
+    with caplog.at_level(logging.WARNING):
+        evaluation = await pipeline.run(context(config=config))
+    assert evaluation.results["recorder"] == {"earlier": ["graph", "protocol"]}
+    assert [f.model_dump() for f in evaluation.failures] == [
+        {"evaluator": "hangs", "tier": 2, "error": "timed out after 0.2 s"}
+    ]
+    assert "evaluator 'hangs' on scenario 's1' timed out" in caplog.text
+    # graph 0.4 and protocol 1.0 with weights 0.4 and 0.2, renormalised: (0.16 + 0.2) / 0.6
+    assert evaluation.score.overall == pytest.approx(0.6)
+    assert evaluation.score.weights == {"graph": pytest.approx(2 / 3), "protocol": pytest.approx(1 / 3)}
+    assert evaluation.passed
+
+
+def test_combine_renormalises_over_evaluators_with_a_score() -> None:
+    score = combine({"graph": 1.0, "llm_judge": 0.5, "text": None, "latency": 0.1}, DEFAULT_WEIGHTS)
+    # latency has no weight, text no score: (0.4 * 1 + 0.3 * 0.5) / 0.7
+    assert score.overall == pytest.approx(0.55 / 0.7)
+    assert sorted(score.components) == ["graph", "llm_judge"]
+    assert sum(score.weights.values()) == pytest.approx(1.0)
+    assert combine({}, DEFAULT_WEIGHTS).overall == 0.0
+    with pytest.raises(ValueError, match="weight of 'graph' must be a number >= 0"):
+        EvalConfig(weights={"graph": -1})
+
+
+async def test_same_spans_give_byte_identical_results() -> None:
+    pipeline = EvalPipeline(EvalConfig())
+    first = await pipeline.run(context(team_trace()))
+    second = await pipeline.run(context(list(reversed(team_trace()))))
+    assert first.to_json() == second.to_json()
+    assert first.failures == []
+
+
+@pytest.mark.slow
+async def test_third_party_evaluator_plugin(plugin_site: Path, monkeypatch: pytest.MonkeyPatch,
+                                            caplog: pytest.LogCaptureFixture) -> None:  # fmt: skip
+    monkeypatch.syspath_prepend(str(plugin_site))
+    plugins.refresh()  # another test may have scanned this path already (and logged the warnings then)
+    with caplog.at_level(logging.WARNING, logger="coordbench.plugins"):
+        found = available_evaluators()
+    assert {"busiest_agent", "broken_evaluator"} <= set(found)
+    assert "not_an_evaluator" not in found
+    assert "plugin 'not_an_evaluator' (coordbench_example_metric:HUB_RATIO) is not a valid" in caplog.text
+    config = EvalConfig(evaluators=["graph", "protocol", "busiest_agent", "broken_evaluator"])
+    evaluation = await EvalPipeline(config).run(context(config=config))
+    # the plugin read the protocol evaluator's result: A received 1 message, B 1, C 1; ties by name
+    assert evaluation.results["busiest_agent"] == {"agent": "A", "requests": 1}
+    assert [(f.evaluator, f.error) for f in evaluation.failures] == [
+        ("broken_evaluator", "RuntimeError: this evaluator always fails")
+    ]
+    assert "graph" in evaluation.results

@@ -1,0 +1,140 @@
+"""End to end: a real assessor, real participant processes, a real assessment over A2A, spans over OTLP."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from coordbench.a2a import Messenger
+from coordbench.evals.config import LLM_API_KEY_ENV
+from green.conftest import StartGreen, StartParticipant
+
+pytestmark = pytest.mark.slow
+
+TASK = "Plan the launch of a note-taking app: owners, timeline, risks."
+REFERENCE = "Owners per workstream, a dated timeline for the launch, and the main risks."
+
+
+def leaderboard(results_file: Path, role: str) -> list[tuple[Any, ...]]:
+    """The AgentBeats leaderboard query (first column id), run by DuckDB as the platform does."""
+    con = duckdb.connect()
+    con.execute(f"CREATE TEMP TABLE results AS SELECT * FROM read_json_auto('{results_file}')")  # noqa: S608
+    return con.execute(
+        f"""
+        SELECT t.participants.{role} AS id,
+               res.score AS score,
+               res.pass_rate AS pass_rate,
+               res.task_rewards.overall_score AS overall,
+               res.task_rewards.graph_density AS density,
+               res.task_rewards.coordination_quality AS quality
+        FROM results t CROSS JOIN UNNEST(t.results) AS r(res)
+        """  # noqa: S608
+    ).fetchall()
+
+
+async def test_live_assessment_end_to_end(
+    start_green: StartGreen, start_participant: StartParticipant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(LLM_API_KEY_ENV, raising=False)
+    green = start_green()
+    coordinator = start_participant("coordinator", green.url, behaviour="fanout")
+    worker_a = start_participant("worker-a", green.url)
+    worker_b = start_participant("worker-b", green.url)
+    request = {
+        "participants": {"coordinator": coordinator.url, "worker_a": worker_a.url, "worker_b": worker_b.url},
+        "config": {
+            "scenarios": [{"id": "launch", "task": TASK, "references": [REFERENCE]}],
+            "trace_timeout": 30,
+            "trace_quiet": 0.5,
+            "participant_ids": {"coordinator": "agentbeats-id-coordinator"},
+        },
+    }
+    async with Messenger(timeout=120) as messenger:
+        reply = await messenger.send(green.url, json.dumps(request))
+    assert reply.state == "completed", reply.text
+    assert len(reply.data) == 1
+    row = reply.data[0]
+
+    # results.json holds the same row as the artifact's data part
+    results = json.loads((green.output_dir / "results.json").read_text())
+    assert results["participants"] == {
+        "coordinator": "agentbeats-id-coordinator",
+        "worker_a": worker_a.url,
+        "worker_b": worker_b.url,
+    }
+    assert results["results"] == [row]
+
+    scenario = row["detail"]["scenarios"][0]
+    assert (scenario["id"], scenario["mode"], scenario["status"], scenario["error"]) == (
+        "launch",
+        "live",
+        "evaluated",
+        None,
+    )
+    assert scenario["trace_complete"] is True, scenario["completeness"]
+    assert scenario["outcome"]["state"] == "completed"
+    assert scenario["outcome"]["output"].startswith("coordinator combined: worker-a(")
+
+    # the graph, worked out by hand: the assessor (host) asks the coordinator, which asks both workers
+    graph = scenario["results"]["graph"]
+    assert graph["hosts"] == ["coordbench-green"]
+    edges = {(e["caller"], e["callee"]): e["count"] for e in graph["edges"]}
+    assert edges == {
+        ("coordbench-green", "coordinator"): 1,
+        ("coordinator", "worker-a"): 1,
+        ("coordinator", "worker-b"): 1,
+    }
+    assert graph["metrics"]["density"] == pytest.approx(2 / 6)  # 2 edges among 3 agents, directed
+    # a star around the coordinator: it brokers every path (betweenness 1) and is in 100% of the messages
+    assert (graph["classification"], graph["label"]) == ("bottleneck", "bottleneck")
+    protocol = scenario["results"]["protocol"]
+    assert (protocol["calls"], protocol["failed"], protocol["success_rate"]) == (3, 0, 1.0)
+
+    # rule-based judge (no key): 0.5 * graph 0.4 (bottleneck x all 3 took part) + 0.3 * 1.0 + 0.2 * 1 = 0.7
+    judge = scenario["results"]["llm_judge"]
+    assert judge["judge"] == "rules" and "AGENTBEATS_LLM_API_KEY" in judge["fallback_reason"]
+    assert judge["overall_score"] == pytest.approx(0.7)
+    assert judge["coordination_quality"] == pytest.approx(0.4)
+
+    # echo workers repeat the coordinator's words: low diversity
+    text = scenario["results"]["text"]
+    assert text["messages"] == 4
+    assert text["diversity"] < 0.5
+    assert 0 < text["rouge_l"] < 1 and 0 < text["tfidf_cosine"] < 1
+    text_score = (text["reference_similarity"] + text["diversity"]) / 2
+
+    latency = scenario["results"]["latency"]
+    assert latency["calls"]["count"] == 2 and latency["end_to_end"]["count"] == 1
+    assert latency["end_to_end"]["p50_ms"] >= latency["calls"]["max_ms"]
+
+    # overall score: weights 0.4 graph, 0.3 judge, 0.2 protocol, 0.1 text
+    overall = 0.4 * 0.4 + 0.3 * 0.7 + 0.2 * 1.0 + 0.1 * text_score
+    assert scenario["score"] == pytest.approx(overall)
+    assert row["score"] == pytest.approx(100 * overall)
+    assert (row["max_score"], row["pass_rate"], row["domain"]) == (100, 100, "graph-assessment")
+    assert row["time_used"] > 0
+    assert row["task_rewards"] == {
+        "overall_score": pytest.approx(overall),
+        "graph_density": pytest.approx(1 / 3),
+        "coordination_quality": pytest.approx(0.4),
+    }
+    assert row["detail"]["graph_metrics"]["classification"] == "bottleneck"
+    assert row["detail"]["trace_completeness"] == {"live_scenarios": 1, "complete": 1, "timed_out": []}
+    assert "1/1 scenarios passed" in reply.text
+
+    # the leaderboard query finds the row, first column the AgentBeats id
+    rows = leaderboard(green.output_dir / "results.json", "coordinator")
+    assert rows == [
+        (
+            "agentbeats-id-coordinator",
+            pytest.approx(100 * overall),
+            pytest.approx(100.0),
+            pytest.approx(overall),
+            pytest.approx(1 / 3),
+            pytest.approx(0.4),
+        )
+    ]
