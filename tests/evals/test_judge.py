@@ -22,7 +22,7 @@ from coordbench.spans import StatusCode
 from evals.traces import context, team_trace
 from support.fake_llm import FakeLLM
 
-SECRET = "sk-test-0123456789-secret"  # noqa: S105 - a fake key for the fake endpoint
+SECRET = "sk-test-0123456789-secret"  # a fake key for the fake endpoint
 
 
 @pytest.fixture

@@ -46,7 +46,7 @@ def test_partial_success_and_bad_ids(backend: Backend) -> None:
 
 
 def test_token_and_backpressure(start_backend: StartBackend) -> None:
-    backend = start_backend(token="t0k", max_spans=1, evict_after=3600)  # noqa: S106 - a test token
+    backend = start_backend(token="t0k", max_spans=1, evict_after=3600)
     request = export_request([span("first")])
     with pytest.raises(grpc.RpcError) as denied:
         export(backend.grpc_port, request)

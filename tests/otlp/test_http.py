@@ -195,7 +195,7 @@ async def test_too_many_exports_at_once_get_429(start_backend: StartBackend) -> 
 
 
 def test_bearer_token(start_backend: StartBackend) -> None:
-    backend = start_backend(token="s3cret")  # noqa: S106 - a test token
+    backend = start_backend(token="s3cret")
     body = export_request(spans_body()).SerializeToString()
     url = f"{backend.url}/v1/traces"
     assert httpx.post(url, content=body, headers=PROTO).status_code == 401

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -165,6 +165,7 @@ class Messenger:
         data: Any = None,
         context_id: str | None = None,
         new_conversation: bool = False,
+        on_status: Callable[[str, str], Any] | None = None,
     ) -> Reply:
         """Send one user message (text and/or a data part) and wait for the final answer.
 
@@ -175,6 +176,8 @@ class Messenger:
             context_id: The conversation to continue (default: the last one with ``url``,
                 unless ``new_conversation``).
             new_conversation: Start a new conversation with ``url``.
+            on_status: Called with ``(state, text)`` for every status update that carries
+                a message (progress reports, when streaming).
 
         Returns:
             The reply; a failed task is a reply (``state="failed"``), not an exception.
@@ -198,7 +201,7 @@ class Messenger:
         try:
             async with asyncio.timeout(self.timeout):
                 client = await self._client(url)
-                reply = await self._exchange(client, SendMessageRequest(message=message))
+                reply = await self._exchange(client, SendMessageRequest(message=message), on_status)
         except TimeoutError as exc:
             raise AgentCallError(f"{url} did not answer within {self.timeout:g} s") from exc
         except AgentCallError:
@@ -210,7 +213,9 @@ class Messenger:
             self._contexts[url] = reply.context_id
         return reply
 
-    async def _exchange(self, client: Client, request: SendMessageRequest) -> Reply:
+    async def _exchange(
+        self, client: Client, request: SendMessageRequest, on_status: Callable[[str, str], Any] | None
+    ) -> Reply:
         texts: list[str] = []
         data: list[Any] = []
         status_texts: list[str] = []
@@ -231,6 +236,8 @@ class Messenger:
                 if update.status.HasField("message"):
                     status_texts = []
                     _collect(update.status.message.parts, status_texts, [])
+                    if on_status is not None:
+                        on_status(_state_name(update.status.state), "\n".join(status_texts))
             elif kind == "artifact_update":
                 artifact: Artifact = event.artifact_update.artifact
                 _collect(artifact.parts, texts, data)

@@ -1,4 +1,4 @@
-"""``coordbench``: serve the trace backend, check ground truth (more commands arrive with the assessor)."""
+"""``coordbench``: the assessor, its client, re-evaluation, the trace backend, ground truth."""
 
 from __future__ import annotations
 
@@ -9,6 +9,9 @@ import typer
 from rich.console import Console
 
 from coordbench import __version__
+from coordbench.cli.assess import assess
+from coordbench.cli.evaluate import evaluate
+from coordbench.cli.green import green
 from coordbench.cli.groundtruth import groundtruth
 from coordbench.cli.receiver import receiver
 
@@ -22,6 +25,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
+app.command("green")(green)
+app.command("assess")(assess)
+app.command("evaluate")(evaluate)
 app.command("receiver")(receiver)
 app.command("groundtruth")(groundtruth)
 

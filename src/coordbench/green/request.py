@@ -29,6 +29,7 @@ __all__ = [
     "ScenarioConfig",
     "default_scenarios",
     "parse_request",
+    "validate_request",
 ]
 
 
@@ -294,6 +295,15 @@ def parse_request(message: Message | None) -> AssessmentRequest:
                 f"the message is not an assessment request: expected a JSON object "
                 f'{{"participants": {{role: url}}, "config": {{...}}}}, got text {preview!r} ({exc})'
             ) from exc
+    return validate_request(document)
+
+
+def validate_request(document: object) -> AssessmentRequest:
+    """Validate a decoded request object.
+
+    Raises:
+        RequestError: With the first few problems, each naming its field.
+    """
     if not isinstance(document, dict):
         raise RequestError(f"the request must be a JSON object, got {type(document).__name__}")
     try:

@@ -14,8 +14,8 @@ import uvicorn
 __all__ = ["LoopbackServer", "bind_loopback"]
 
 
-def bind_loopback() -> socket.socket:
-    """A TCP socket bound to a free port on 127.0.0.1 (not yet listening).
+def bind_loopback(port: int = 0) -> socket.socket:
+    """A TCP socket bound to ``port`` (default: a free one) on 127.0.0.1 (not yet listening).
 
     The socket is created with ``proto=IPPROTO_TCP`` on purpose: asyncio enables
     ``TCP_NODELAY`` only on sockets whose protocol says TCP, and without it every response
@@ -23,7 +23,11 @@ def bind_loopback() -> socket.socket:
     """
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
+    try:
+        sock.bind(("127.0.0.1", port))
+    except OSError:
+        sock.close()
+        raise
     return sock
 
 
@@ -39,11 +43,15 @@ class LoopbackServer:
     Args:
         app_factory: Builds the ASGI app from the server's base URL.
         startup_timeout: Seconds to wait for the server to accept connections.
+        port: The port (default: a free one).
+
+    Raises:
+        OSError: If ``port`` cannot be bound.
     """
 
-    def __init__(self, app_factory: Callable[[str], Any], *, startup_timeout: float = 10.0) -> None:
+    def __init__(self, app_factory: Callable[[str], Any], *, startup_timeout: float = 10.0, port: int = 0) -> None:
         """Bind the port and build the app; the server starts on ``__enter__``."""
-        self._sock = bind_loopback()
+        self._sock = bind_loopback(port)
         self.port: int = self._sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}/"
         self.app = app_factory(self.url)

@@ -1,0 +1,135 @@
+"""``coordbench assess``: be the client of an assessment (against a running green, or an embedded one)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated, Any, cast
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from coordbench.a2a import AgentCallError, Messenger
+from coordbench.green import GreenSettings, RequestError, create_green_app
+from coordbench.green.request import validate_request
+from coordbench.testing import LoopbackServer
+
+__all__ = ["assess"]
+
+
+def _participants(values: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for value in values:
+        role, sep, url = value.partition("=")
+        if not sep or not role.strip() or not url.strip():
+            raise typer.BadParameter(f"expected ROLE=URL, got {value!r}", param_hint="--participant")
+        if role in out:
+            raise typer.BadParameter(f"role {role!r} given twice", param_hint="--participant")
+        out[role.strip()] = url.strip()
+    return out
+
+
+def _config(path: Path | None) -> dict[str, Any]:
+    if path is None:
+        return {}
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise typer.BadParameter(f"cannot read {path}: {exc.strerror}", param_hint="--config") from exc
+    except ValueError as exc:
+        raise typer.BadParameter(f"{path} is not JSON: {exc}", param_hint="--config") from exc
+    if not isinstance(document, dict):
+        raise typer.BadParameter(f"{path} must hold a JSON object (the request's config)", param_hint="--config")
+    return document  # pyright: ignore[reportUnknownVariableType]
+
+
+def assess(
+    participant: Annotated[
+        list[str], typer.Option("--participant", "-p", help="A participant as ROLE=URL (repeat for each).")
+    ],
+    config: Annotated[Path | None, typer.Option(help="JSON file with the request's config (scenarios...).")] = None,
+    green: Annotated[
+        str | None, typer.Option(help="URL of a running green assessor [default: run one in this process].")
+    ] = None,
+    port: Annotated[
+        int, typer.Option(help="Port of the embedded green (where the participants must export their spans).")
+    ] = 9009,
+    output: Annotated[Path, typer.Option(help="Where to write results.json.")] = Path("output/results.json"),
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for the whole assessment.")] = 3600.0,
+) -> None:
+    """Send an assessment request and write the AgentBeats results.json from the result.
+
+    Exits 0 when the assessment completed, 1 when it was rejected or failed, 2 on bad arguments.
+    """
+    console = Console(stderr=True)
+    body = {"participants": _participants(participant), "config": _config(config)}
+    try:
+        validate_request(body)
+    except RequestError as exc:
+        console.print(f"[red]error:[/red] {exc.message}")
+        raise typer.Exit(2) from exc
+    server: LoopbackServer | None = None
+    if green is None:
+        try:
+            server = LoopbackServer(lambda url: create_green_app(_embedded(url, port)), port=port)
+            green = server.start()
+        except OSError as exc:
+            console.print(f"[red]error:[/red] cannot serve the embedded green on port {port}: {exc.strerror or exc}")
+            raise typer.Exit(2) from exc
+        console.print(f"embedded green at {green} (participants export OTLP to {green.rstrip('/')}/v1/traces)")
+    try:
+        state, text, data = asyncio.run(_run(green, body, timeout, console))
+    except AgentCallError as exc:
+        console.print(f"[red]error:[/red] {exc.message}")
+        raise typer.Exit(1) from exc
+    finally:
+        if server is not None:
+            server.stop()
+    if state != "completed":
+        console.print(f"[red]assessment {state}:[/red] {text}")
+        raise typer.Exit(1)
+    results = {"participants": dict(sorted(body["participants"].items())), "results": data}
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    _print_summary(console, data)
+    console.print(f"results written to {output}")
+
+
+def _embedded(url: str, port: int) -> GreenSettings:
+    """Settings of an in-process green: this CLI writes results.json itself."""
+    values: dict[str, Any] = {"port": port, "card_url": url, "output_dir": None, "grpc_port": None}
+    return GreenSettings(**values)
+
+
+async def _run(url: str, body: dict[str, Any], limit: float, console: Console) -> tuple[str, str, list[Any]]:
+    with console.status("assessing...") as status:
+
+        def show(state: str, text: str) -> None:
+            line = text.splitlines()[0] if text else state
+            status.update(f"assessing: {line}")
+            console.log(line)
+
+        async with Messenger(timeout=limit) as messenger:
+            reply = await messenger.send(url, json.dumps(body), new_conversation=True, on_status=show)
+    return reply.state, reply.text, reply.data
+
+
+def _print_summary(console: Console, rows: list[Any]) -> None:
+    for item in rows:
+        if not isinstance(item, dict) or "detail" not in item:
+            continue
+        row = cast("dict[str, Any]", item)
+        table = Table(title=f"overall score {row['score']:.1f}/{row['max_score']:g}, pass rate {row['pass_rate']:.0f}%")
+        table.add_column("scenario")
+        table.add_column("mode")
+        table.add_column("status")
+        table.add_column("score", justify="right")
+        table.add_column("label")
+        entries: list[dict[str, Any]] = row["detail"]["scenarios"]
+        for entry in entries:
+            table.add_row(
+                str(entry["id"]), str(entry["mode"]), str(entry["status"]), f"{entry['score']:.2f}", str(entry["label"])
+            )
+        console.print(table)

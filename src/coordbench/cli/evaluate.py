@@ -1,0 +1,108 @@
+"""``coordbench evaluate``: re-evaluate stored spans (a trace file, or a trace held by a receiver)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import httpx
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from coordbench.errors import ConfigurationError
+from coordbench.evals import EvalConfig
+from coordbench.graph.metrics import canonical_json
+from coordbench.green.replay import TraceFileError, evaluate_spans, load_spans
+from coordbench.green.request import RequestError, validate_request
+from coordbench.spans import SpanData, span_from_dict
+
+__all__ = ["evaluate"]
+
+
+def _fetch(receiver: str, trace_id: str, token: str | None) -> list[SpanData]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    url = f"{receiver.rstrip('/')}/v1/traces/{trace_id}"
+    try:
+        response = httpx.get(url, headers=headers, timeout=60)
+    except httpx.HTTPError as exc:
+        raise TraceFileError(f"cannot reach {url}: {exc}") from exc
+    if response.status_code != 200:
+        detail = response.json().get("detail", response.text) if response.content else response.reason_phrase
+        raise TraceFileError(f"{url} answered {response.status_code}: {detail}")
+    return [span_from_dict(s) for s in response.json()["spans"]]
+
+
+def _config(path: Path | None) -> tuple[EvalConfig, list[Any]]:
+    if path is None:
+        return EvalConfig(), []
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise TraceFileError(f"cannot read the config {path}: {exc}") from exc
+    request = validate_request({"participants": {"_": "http://unused/"}, "config": document})
+    scenarios = [s.eval_scenario() for s in request.scenarios()]
+    return request.config.eval_config(), scenarios
+
+
+def evaluate(
+    trace_file: Annotated[
+        Path | None, typer.Argument(help="Spans: OTLP protobuf or JSON export, or GET /v1/traces/{id} output.")
+    ] = None,
+    trace_id: Annotated[str | None, typer.Option(help="Evaluate this trace from a running receiver instead.")] = None,
+    receiver: Annotated[
+        str, typer.Option(help="The receiver (or green) holding --trace-id.")
+    ] = "http://127.0.0.1:4318",
+    token: Annotated[str | None, typer.Option(help="Bearer token for the receiver.")] = None,
+    config: Annotated[
+        Path | None, typer.Option(help="The assessment's config JSON (evaluators, weights, scenarios' references).")
+    ] = None,
+    participant: Annotated[
+        list[str] | None, typer.Option("--participant", help="An agent expected to take part (repeat).")
+    ] = None,
+    output: Annotated[Path | None, typer.Option(help="Write the evaluations here (default: standard output).")] = None,
+) -> None:
+    """Evaluate stored spans, per scenario when they come from an assessment; prints canonical JSON.
+
+    The same spans and configuration give byte-identical output. Exits 2 on unusable input.
+    """
+    console = Console(stderr=True)
+    if (trace_file is None) == (trace_id is None):
+        console.print("[red]error:[/red] give a TRACE_FILE or --trace-id (one of them)")
+        raise typer.Exit(2)
+    try:
+        eval_config, scenarios = _config(config)
+        spans = load_spans(trace_file) if trace_file is not None else _fetch(receiver, trace_id or "", token)
+        if not spans:
+            raise TraceFileError("no spans to evaluate")
+        evaluations = asyncio.run(
+            evaluate_spans(spans, config=eval_config, scenarios=scenarios, participants=participant or [])
+        )
+    except (TraceFileError, RequestError, ConfigurationError) as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    text = canonical_json([e.model_dump(mode="json") for e in evaluations])
+    if output is None:
+        print(text)
+    else:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text + "\n", encoding="utf-8")
+    table = Table(title=f"{len(spans)} spans evaluated")
+    table.add_column("scenario")
+    table.add_column("score", justify="right")
+    table.add_column("classification")
+    table.add_column("judge")
+    table.add_column("failed evaluators")
+    for evaluation in evaluations:
+        graph = evaluation.results.get("graph", {})
+        judge = evaluation.results.get("llm_judge", {})
+        table.add_row(
+            evaluation.scenario,
+            f"{evaluation.score.overall:.3f}",
+            str(graph.get("classification", "-")),
+            str(judge.get("judge", "-")),
+            ", ".join(f.evaluator for f in evaluation.failures) or "-",
+        )
+    console.print(table)

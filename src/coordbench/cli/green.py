@@ -1,0 +1,61 @@
+"""``coordbench green``: serve the assessor (A2A, OTLP receiver, Step reports, peers) on one port."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+import uvicorn
+from rich.console import Console
+
+from coordbench.backend import tune_gc_for_ingest
+from coordbench.errors import ConfigurationError
+from coordbench.green import create_green_app, load_green_settings
+
+__all__ = ["green"]
+
+
+def green(
+    host: Annotated[
+        str | None, typer.Option(help="Interface to bind [env COORDBENCH_HOST, default 127.0.0.1].")
+    ] = None,
+    port: Annotated[int | None, typer.Option(help="Port for everything [env COORDBENCH_PORT, default 9009].")] = None,
+    card_url: Annotated[
+        str | None, typer.Option(help="URL the agent card advertises [default http://HOST:PORT/].")
+    ] = None,
+    name: Annotated[str | None, typer.Option(help="The assessor's agent name [default coordbench-green].")] = None,
+    output_dir: Annotated[
+        Path | None, typer.Option(help="Where results.json is written [env COORDBENCH_OUTPUT_DIR, default output].")
+    ] = None,
+    grpc_port: Annotated[int | None, typer.Option(help="Also serve OTLP/gRPC on this port [default: off].")] = None,
+    data_dir: Annotated[Path | None, typer.Option(help="Keep spans durably here (SQLite) [default: memory].")] = None,
+    token: Annotated[
+        str | None,
+        typer.Option(help="Require 'Authorization: Bearer TOKEN' on the trace routes [env COORDBENCH_TOKEN]."),
+    ] = None,
+) -> None:
+    """Serve the green assessor: send it {"participants": {role: url}, "config": {...}} over A2A."""
+    console = Console(stderr=True)
+    try:
+        settings = load_green_settings(
+            host=host,
+            port=port,
+            card_url=card_url,
+            name=name,
+            output_dir=output_dir,
+            grpc_port=grpc_port,
+            data_dir=data_dir,
+            token=token,
+        )
+    except ConfigurationError as exc:
+        console.print(f"[red]error:[/red] {exc.message}")
+        raise typer.Exit(2) from exc
+    tune_gc_for_ingest()
+    app = create_green_app(settings)
+    base = settings.card_url or f"http://{settings.host}:{settings.port}/"
+    console.print(
+        f"coordbench green '{settings.name}': A2A at {base}, OTLP/HTTP at {base.rstrip('/')}/v1/traces, "
+        f"results in {settings.output_dir or '(not written)'}"
+    )
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", timeout_keep_alive=300)

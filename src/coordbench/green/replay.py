@@ -1,0 +1,130 @@
+"""Re-evaluating stored spans: an assessment's trace (scenario by scenario) or any trace.
+
+A trace the assessor produced has one HOST span per scenario (attribute
+``coordbench.scenario.id``); each scenario's subtree is evaluated as the assessor did, with
+the assessor as host and the team's answer read back from the assessor's captured message
+content. Any other trace is evaluated whole, as one scenario named after its trace id.
+The same spans and configuration give byte-identical output.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, cast
+
+from coordbench import semconv
+from coordbench.evals import EvalConfig, EvalContext, EvalPipeline, EvalScenario, ScenarioEvaluation, TeamOutcome
+from coordbench.evals.calls import message_text
+from coordbench.green.assessment import SCENARIO_ATTRIBUTE
+from coordbench.otlp import OtlpDecodeError, decode_json, decode_protobuf
+from coordbench.spans import SpanData, span_from_dict
+from coordbench.spantree import SpanTree, is_agent_call
+from coordbench.steps import CallType, call_type_of
+from coordbench.store.base import subtree_of
+
+__all__ = ["TraceFileError", "evaluate_spans", "load_spans"]
+
+
+class TraceFileError(ValueError):
+    """A trace file cannot be read (the message says why)."""
+
+
+def load_spans(path: Path) -> list[SpanData]:
+    """Spans from a file: OTLP protobuf, OTLP JSON, the read API's ``{"spans": [...]}``, or a list of spans.
+
+    Raises:
+        TraceFileError: If the file is unreadable or none of these.
+    """
+    try:
+        body = path.read_bytes()
+    except OSError as exc:
+        raise TraceFileError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    stripped = body.lstrip()
+    if not stripped.startswith((b"{", b"[")):
+        try:
+            return [s.decode() for s in decode_protobuf(body).spans]
+        except OtlpDecodeError as exc:
+            raise TraceFileError(f"{path}: not JSON, and not OTLP protobuf either ({exc})") from exc
+    try:
+        document: Any = json.loads(body)
+    except ValueError as exc:
+        raise TraceFileError(f"{path}: invalid JSON: {exc}") from exc
+    if isinstance(document, dict) and "resourceSpans" in document:
+        try:
+            return [s.decode() for s in decode_json(body).spans]
+        except OtlpDecodeError as exc:
+            raise TraceFileError(f"{path}: {exc}") from exc
+    items: Any = cast("dict[str, Any]", document).get("spans") if isinstance(document, dict) else document
+    if not isinstance(items, list):
+        raise TraceFileError(
+            f"{path}: expected an OTLP export, {{'spans': [...]}} (GET /v1/traces/{{id}}) or a list of spans"
+        )
+    try:
+        return [span_from_dict(cast("dict[str, Any]", item)) for item in cast("list[Any]", items)]
+    except (KeyError, ValueError, TypeError, AttributeError) as exc:
+        raise TraceFileError(f"{path}: a span is malformed: {exc!r}") from exc
+
+
+def _outcome(tree: SpanTree, scenario_span: SpanData, host: str | None) -> TeamOutcome | None:
+    """The team's answer as the assessor recorded it on its call (content capture on)."""
+    for child in tree.children(scenario_span):
+        if is_agent_call(child) and (host is None or tree.agent_of(child) == host):
+            output = message_text(child.attributes.get(semconv.GEN_AI_OUTPUT_MESSAGES)) or ""
+            state = child.attribute_str(semconv.A2A_TASK_STATE) or (
+                "error" if child.status_code.name == "ERROR" else ""
+            )
+            return TeamOutcome(state=state or "unknown", output=output, duration_ms=child.duration_ms)
+    return None
+
+
+async def evaluate_spans(
+    spans: Sequence[SpanData],
+    *,
+    config: EvalConfig | None = None,
+    scenarios: Iterable[EvalScenario] = (),
+    participants: Iterable[str] = (),
+) -> list[ScenarioEvaluation]:
+    """Evaluate stored spans: per scenario for an assessment's trace, else the whole trace.
+
+    Args:
+        spans: The spans (one or more traces).
+        config: The pipeline configuration.
+        scenarios: What is known about the scenarios (references...), matched by id.
+        participants: Agents expected to take part.
+
+    Returns:
+        One evaluation per scenario, by scenario id.
+    """
+    config = config or EvalConfig()
+    known = {s.id: s for s in scenarios}
+    pipeline = EvalPipeline(config)
+    tree = SpanTree(spans)
+    tops = sorted(
+        (s for s in tree.spans if call_type_of(s) is CallType.HOST and s.attribute_str(SCENARIO_ATTRIBUTE)),
+        key=lambda s: (s.attribute_str(SCENARIO_ATTRIBUTE) or "", s.span_id),
+    )
+    declared = list(participants)
+    out: list[ScenarioEvaluation] = []
+    if not tops:
+        trace_ids = sorted(tree.trace_ids)
+        scenario_id = trace_ids[0] if len(trace_ids) == 1 else f"{len(trace_ids)}-traces"
+        scenario = known.get(scenario_id, EvalScenario(id=scenario_id))
+        ctx = EvalContext.build(spans, scenario=scenario, config=config, participants=declared)
+        return [await pipeline.run(ctx)]
+    for top in tops:
+        scenario_id = top.attribute_str(SCENARIO_ATTRIBUTE) or top.span_id
+        subtree, _loose = subtree_of(list(spans), top.span_id)
+        host = tree.agent_of(top)
+        scenario = known.get(scenario_id, EvalScenario(id=scenario_id))
+        ctx = EvalContext.build(
+            subtree,
+            scenario=scenario,
+            config=config,
+            hosts=[host] if host else [],
+            participants=declared,
+            outcome=_outcome(tree, top, host),
+        )
+        out.append(await pipeline.run(ctx))
+    return out

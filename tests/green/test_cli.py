@@ -1,0 +1,130 @@
+"""The assessor from the command line: ``coordbench green``, ``assess`` and ``evaluate``, as real processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import httpx
+import pytest
+
+from coordbench.evals.config import LLM_API_KEY_ENV
+from support.processes import AgentProcess
+from test_cli import COMMAND, _wait_ready, free_port
+
+pytestmark = pytest.mark.slow
+
+
+def run(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*COMMAND, *args], capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def test_green_assess_and_evaluate(
+    tmp_path: Path, start_participant: object, processes: list[AgentProcess], subprocess_env: dict[str, str]
+) -> None:
+    env = {k: v for k, v in subprocess_env.items() if k != LLM_API_KEY_ENV}
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    green = subprocess.Popen(
+        [*COMMAND, "green", "--port", str(port), "--output-dir", str(tmp_path / "green-output")],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        _wait_ready(url, green)
+        coordinator = start_participant("coordinator", url, behaviour="fanout")  # type: ignore[operator]
+        worker = start_participant("worker", url)  # type: ignore[operator]
+        config = tmp_path / "config.json"
+        config.write_text(
+            json.dumps(
+                {
+                    "scenarios": [{"id": "review", "task": "Review the plan", "references": ["a careful review"]}],
+                    "trace_quiet": 0.3,
+                    "trace_timeout": 20,
+                }
+            )
+        )
+        out = tmp_path / "out" / "results.json"
+        assessed = run(
+            "assess", "--green", url, "-p", f"coordinator={coordinator.url}", "-p", f"worker={worker.url}",
+            "--config", str(config), "--output", str(out), env=env,
+        )  # fmt: skip
+        assert assessed.returncode == 0, assessed.stderr
+        results = json.loads(out.read_text())
+        assert results["participants"] == {"coordinator": coordinator.url, "worker": worker.url}
+        (row,) = results["results"]
+        entry = row["detail"]["scenarios"][0]
+        assert entry["status"] == "evaluated" and entry["trace_complete"] is True
+        assert "review" in assessed.stderr and "results written to" in assessed.stderr
+        # the green wrote the same row itself
+        assert json.loads((tmp_path / "green-output" / "results.json").read_text())["results"] == [row]
+
+        # re-evaluating the stored trace reproduces the assessment's evaluation, byte for byte
+        replay = run(
+            "evaluate", "--trace-id", entry["trace_id"], "--receiver", url, "--config", str(config),
+            "--participant", "coordinator", "--participant", "worker", env=env,
+        )  # fmt: skip
+        assert replay.returncode == 0, replay.stderr
+        (evaluation,) = json.loads(replay.stdout)
+        assert evaluation["scenario"] == "review"
+        assert evaluation["results"] == entry["results"]
+        assert evaluation["score"]["overall"] == pytest.approx(entry["score"])
+        again = run(
+            "evaluate", "--trace-id", entry["trace_id"], "--receiver", url, "--config", str(config),
+            "--participant", "coordinator", "--participant", "worker", env=env,
+        )  # fmt: skip
+        assert again.stdout == replay.stdout
+
+        # the same trace from a file (the read API's JSON)
+        trace_file = tmp_path / "trace.json"
+        trace_file.write_text(httpx.get(f"{url}/v1/traces/{entry['trace_id']}").text)
+        from_file = run("evaluate", str(trace_file), "--config", str(config),
+                        "--participant", "coordinator", "--participant", "worker", env=env)  # fmt: skip
+        assert from_file.stdout == replay.stdout
+    finally:
+        green.terminate()
+        green.communicate(timeout=20)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["assess", "-p", "nourl"], "expected ROLE=URL, got 'nourl'"),
+        (
+            ["assess", "-p", "a=not-a-url", "--green", "http://127.0.0.1:9/"],
+            "participants.a: Input should be a valid URL",
+        ),
+        (["evaluate"], "give a TRACE_FILE or --trace-id (one of them)"),
+        (["evaluate", "/nonexistent/trace.json"], "cannot read /nonexistent/trace.json"),
+        (
+            ["evaluate", "--trace-id", "abc", "--receiver", "http://127.0.0.1:9"],
+            "cannot reach http://127.0.0.1:9/v1/traces/abc",
+        ),
+    ],
+)
+def test_bad_arguments_exit_2_with_a_reason(args: list[str], message: str) -> None:
+    result = run(*args, env=dict(os.environ))
+    assert result.returncode == 2, result.stderr
+    assert message in " ".join(result.stderr.split())
+
+
+def test_evaluate_rejects_a_file_that_holds_no_spans(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"hello": 1}')
+    result = run("evaluate", str(bad))
+    assert result.returncode == 2
+    assert "expected an OTLP export" in result.stderr
+    garbage = tmp_path / "garbage.bin"
+    garbage.write_bytes(b"\x00\xff\x10garbage")
+    result = run("evaluate", str(garbage))
+    assert result.returncode == 2 and "not OTLP protobuf either" in " ".join(result.stderr.split())
+
+
+def test_help_lists_the_assessor_commands() -> None:
+    help_text = run("--help").stdout
+    for command in ("green", "assess", "evaluate", "receiver", "groundtruth"):
+        assert command in help_text
