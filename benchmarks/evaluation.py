@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from coordbench import semconv
 from coordbench.backend import tune_gc_for_ingest
 from coordbench.graph import evaluate_graph
+from coordbench.instrument._payload import recorded_messages
 from coordbench.otlp import decode_protobuf, export_request
 from coordbench.spans import SpanData, SpanKind
 from coordbench.store import TraceStore
@@ -27,8 +28,43 @@ AGENTS = 20
 RUNS = 3
 
 
-def synthetic_trace(total: int, agents: int = AGENTS, seed: int = 7) -> list[SpanData]:
-    """About ``total`` spans of one trace."""
+WORDS = [
+    "plan",
+    "review",
+    "launch",
+    "budget",
+    "risk",
+    "owner",
+    "timeline",
+    "draft",
+    "search",
+    "result",
+    "summary",
+    "venue",
+    "post",
+    "team",
+    "task",
+    "data",
+    "check",
+    "answer",
+    "source",
+    "price",
+    "option",
+    "deadline",
+    "update",
+    "issue",
+    "fix",
+    "test",
+    "report",
+]
+
+
+def _sentence(rng: random.Random) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 30)))
+
+
+def synthetic_trace(total: int, agents: int = AGENTS, seed: int = 7, *, content: bool = False) -> list[SpanData]:
+    """About ``total`` spans of one trace; with ``content``, client spans carry captured message text."""
     rng = random.Random(seed)
     trace_id = f"{seed:032x}"
     names = [f"agent-{i:02d}" for i in range(agents)]
@@ -63,8 +99,12 @@ def synthetic_trace(total: int, agents: int = AGENTS, seed: int = 7) -> list[Spa
             semconv.GEN_AI_USAGE_INPUT_TOKENS: rng.randint(1, 200),
             semconv.GEN_AI_USAGE_OUTPUT_TOKENS: rng.randint(1, 800),
         }
+        server_attrs = dict(call_attrs)
+        if content:
+            call_attrs[semconv.GEN_AI_INPUT_MESSAGES] = recorded_messages("user", [_sentence(rng)])
+            call_attrs[semconv.GEN_AI_OUTPUT_MESSAGES] = recorded_messages("assistant", [_sentence(rng)])
         client = add(parent, f"invoke_agent {callee}", SpanKind.CLIENT, caller, call_attrs)
-        server = add(client, f"invoke_agent {callee}", SpanKind.SERVER, callee, dict(call_attrs))
+        server = add(client, f"invoke_agent {callee}", SpanKind.SERVER, callee, server_attrs)
         servers.append((server, callee, depth + 1))
     # nested, sequential timings: each span covers its children laid end to end, plus its own work
     spans: list[SpanData] = []

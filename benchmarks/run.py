@@ -7,7 +7,7 @@ import os
 import platform
 from pathlib import Path
 
-from benchmarks import evaluation, ingest, instrumentation_overhead
+from benchmarks import evaluation, ingest, instrumentation_overhead, pipeline
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 
@@ -42,6 +42,7 @@ def main() -> None:
         ("instrumentation overhead", instrumentation_overhead),
         ("receiver ingest", ingest),
         ("evaluation", evaluation),
+        ("evaluator pipeline", pipeline),
     ):
         print(f"running {name} ...", flush=True)
         sections.append(module.report(module.run()))

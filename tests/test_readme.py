@@ -55,3 +55,23 @@ def test_readme_example_exports_a2a_spans(otlp_sink: OtlpSink, subprocess_env: d
     assert ("invoke_agent readme", SpanKind.CLIENT) in kinds
     assert ("invoke_agent readme", SpanKind.SERVER) in kinds
     assert {s.service_name for s in spans} == {"my-agent"}
+
+
+EXTENDING = Path(__file__).parent.parent / "docs" / "extending.md"
+
+
+async def test_extending_guide_evaluator_runs_as_written() -> None:
+    """The evaluator example of docs/extending.md, on a trace whose numbers are worked out by hand."""
+    from coordbench.evals import EvalContext, EvalPipeline, EvalScenario
+    from evals.traces import team_trace
+
+    match = re.search(r"<!-- example:evaluator -->\s*```python\n(.*?)```", EXTENDING.read_text(), re.S)
+    assert match is not None, "docs/extending.md lost its evaluator example"
+    namespace: dict[str, object] = {}
+    exec(compile(match.group(1), str(EXTENDING), "exec"), namespace)  # noqa: S102 - our own documentation
+    evaluator = namespace["VerbosityEvaluator"]()  # type: ignore[operator]
+    ctx = EvalContext.build(team_trace(), scenario=EvalScenario(id="s"), hosts=["H"], participants=["A", "B", "C"])
+    evaluation = await EvalPipeline(evaluators=[evaluator]).run(ctx)
+    assert evaluation.failures == []
+    # B: "Find launch venues" (18) -> "B found three options" (21); C: "Draft the announcement" (22) -> 22
+    assert evaluation.results["verbosity"] == {"worst_agent": "B", "ratio": pytest.approx(21 / 18)}

@@ -161,3 +161,28 @@ async def test_rule_judge_sees_failures_and_missing_answers() -> None:
     assert result["task_success"] is False
     assert "1 of 3 A2A messages failed" in result["weaknesses"]
     assert "the team did not deliver an answer to the task" in result["weaknesses"]
+
+
+def test_prompt_stays_within_its_bound_keeping_the_first_and_last_calls() -> None:
+    from coordbench.evals.judge_prompt import build_prompt
+    from evals.traces import client
+
+    spans = list(team_trace())
+    for i in range(200):  # A asks B 200 times, with long messages
+        spans.append(client("A", "B", f"{1000 + i:016x}", "0000000000000003", 40 + i * 0.01, 40 + i * 0.01 + 0.005,
+                            request=f"question {i} " + "x" * 900, reply=f"answer {i} " + "y" * 900))  # fmt: skip
+    ctx = context(spans)
+    prompt = build_prompt(ctx, max_chars=20_000)
+    block = prompt.messages[1]["content"].split(DATA_START, 1)[1].split(DATA_END, 1)[0].strip()
+    assert len(block) <= 20_000 and prompt.truncated
+    data = json.loads(block)
+    assert data["calls_left_out"] == len(ctx.calls) - len(data["calls"]) > 0
+    assert (data["calls"][0]["from"], data["calls"][0]["to"]) == ("H", "A")  # how it began
+    assert data["calls"][-1]["request"] == "Draft the announcement"  # how it ended (A's last call, to C)
+    assert all(len(c.get("request", "")) <= 600 + len("...[cut]") for c in data["calls"])
+    roomy = build_prompt(context(), max_chars=24_000)
+    assert (
+        not roomy.truncated
+        and json.loads(roomy.messages[1]["content"].split(DATA_START, 1)[1].split(DATA_END, 1)[0])["calls_left_out"]
+        == 0
+    )

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from coordbench.evals.base import TIER_ANALYSIS, EvalContext, Evaluator
 from coordbench.evals.graph import graph_score
-from coordbench.evals.judge_prompt import JUDGMENT_SCHEMA, build_prompt
+from coordbench.evals.judge_prompt import JUDGMENT_SCHEMA, build_prompt, find_injections
 from coordbench.evals.protocol import ProtocolResult
 from coordbench.graph.metrics import GraphMetrics
 
@@ -220,37 +220,32 @@ class LLMJudgeEvaluator(Evaluator):
     async def evaluate(self, ctx: EvalContext) -> JudgeResult:
         """Ask the configured model; fall back to :func:`rule_judgment` with a warning."""
         config = ctx.config.judge
-        prompt = build_prompt(ctx, max_chars=config.max_prompt_chars)
         if config.api_key is None:
-            reason = "no API key (AGENTBEATS_LLM_API_KEY is not set)"
-        else:
-            try:
-                wire = await _ask_llm(ctx, prompt.messages)
-            except JudgeUnavailableError as exc:
-                reason = str(exc)
-            else:
-                return JudgeResult(
-                    overall_score=wire.overall_score / 10,
-                    coordination_quality=wire.coordination_quality / 10,
-                    task_success=wire.task_success if ctx.outcome is not None else None,
-                    reasoning=wire.reasoning.strip()[:_MAX_REASONING],
-                    strengths=_items(wire.strengths),
-                    weaknesses=_items(
-                        (
-                            [f"text addressed to the evaluator from: {', '.join(prompt.injections)}"]
-                            if prompt.injections
-                            else []
-                        )
-                        + wire.weaknesses
-                    ),
-                    judge="llm",
-                    model=config.model,
-                    injection_suspected=prompt.injections,
-                    prompt_truncated=prompt.truncated,
-                )
+            return self._fallback(ctx, "no API key (AGENTBEATS_LLM_API_KEY is not set)", find_injections(ctx))
+        prompt = build_prompt(ctx, max_chars=config.max_prompt_chars)
+        try:
+            wire = await _ask_llm(ctx, prompt.messages)
+        except JudgeUnavailableError as exc:
+            result = self._fallback(ctx, str(exc), prompt.injections)
+            return result.model_copy(update={"prompt_truncated": prompt.truncated})
+        flagged = [f"text addressed to the evaluator from: {', '.join(prompt.injections)}"] if prompt.injections else []
+        return JudgeResult(
+            overall_score=wire.overall_score / 10,
+            coordination_quality=wire.coordination_quality / 10,
+            task_success=wire.task_success if ctx.outcome is not None else None,
+            reasoning=wire.reasoning.strip()[:_MAX_REASONING],
+            strengths=_items(wire.strengths),
+            weaknesses=_items(flagged + wire.weaknesses),
+            judge="llm",
+            model=config.model,
+            injection_suspected=prompt.injections,
+            prompt_truncated=prompt.truncated,
+        )
+
+    @staticmethod
+    def _fallback(ctx: EvalContext, reason: str, injections: list[str]) -> JudgeResult:
         logger.warning("LLM judge unavailable for scenario %r, rule-based judge used: %s", ctx.scenario.id, reason)
-        result = rule_judgment(ctx, reason=reason, injections=prompt.injections)
-        return result.model_copy(update={"prompt_truncated": prompt.truncated})
+        return rule_judgment(ctx, reason=reason, injections=injections)
 
     def score(self, result: Any, ctx: EvalContext) -> float | None:
         """The judgment's overall score."""

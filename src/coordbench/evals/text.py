@@ -9,8 +9,9 @@ This evaluator is also the worked example of an evaluator plugin in ``docs/exten
   the TF-IDF cosine between what one said and what the other said on that link;
   ``diversity = 1 - mean similarity``. Low diversity means agents repeat each other. Needs
   message content on the spans (content capture, see ``A2AInstrumentor``).
-- **Repetition**: the share of messages whose text (TF-IDF cosine >= 0.9) repeats an earlier
-  message's.
+- **Repetition**: the share of messages that repeat an earlier message word for word (same
+  tokens in the same order, ignoring case and punctuation). Exact repeats are counted in
+  linear time; a near-duplicate search would be quadratic in the messages of a long trace.
 
 Score: the mean of ``reference_similarity`` and ``diversity`` where present; ``None`` (no
 contribution) when neither can be computed.
@@ -25,11 +26,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from coordbench.evals.base import TIER_TEXT, EvalContext, Evaluator
-from coordbench.evals.textsim import cosine, rouge_l, tfidf_vectors
+from coordbench.evals.textsim import cosine, rouge_l, tfidf_vectors, tokens
 
 __all__ = ["PairDiversity", "TextEvaluator", "TextResult"]
-
-REPEAT_THRESHOLD = 0.9
 
 
 class PairDiversity(BaseModel):
@@ -55,7 +54,7 @@ class TextResult(BaseModel):
         messages: Messages with captured text.
         pairs: Per pair of connected agents.
         diversity: ``1 -`` the mean pair similarity.
-        repetition: Share of messages repeating an earlier one.
+        repetition: Share of messages repeating an earlier one word for word.
         note: What was missing, if anything.
     """
 
@@ -117,10 +116,13 @@ class TextEvaluator(Evaluator):
             pairs.append(PairDiversity(agents=pair, messages=count, similarity=cosine(a, b)))
         repetition: float | None = None
         if texts:
-            vectors = tfidf_vectors(texts)
-            repeats = sum(
-                1 for i, v in enumerate(vectors) if v and any(cosine(v, w) >= REPEAT_THRESHOLD for w in vectors[:i])
-            )
+            seen: set[tuple[str, ...]] = set()
+            repeats = 0
+            for message in texts:
+                key = tuple(tokens(message))
+                if key and key in seen:
+                    repeats += 1
+                seen.add(key)
             repetition = repeats / len(texts)
         elif ctx.agent_calls:
             notes.append("no message content on the spans (turn on content capture to measure diversity)")

@@ -1,0 +1,30 @@
+"""The LLM judge against a real small model served locally (llama.cpp, model from PyPI)."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import SecretStr
+
+from coordbench.evals import EvalConfig, GraphEvaluator, JudgeConfig, LLMJudgeEvaluator, ProtocolEvaluator
+from evals.traces import context
+
+pytestmark = [pytest.mark.llm, pytest.mark.slow]
+
+
+async def test_real_model_gives_a_valid_and_repeatable_judgment(local_llm: str) -> None:
+    config = EvalConfig(
+        judge=JudgeConfig(api_key=SecretStr("local"), base_url=local_llm, model="qwen2.5-coder-0.5b", timeout=600)
+    )
+    judgments = []
+    for _ in range(2):
+        ctx = context(config=config)
+        for evaluator in (GraphEvaluator(), ProtocolEvaluator()):
+            ctx.results[evaluator.name] = await evaluator.evaluate(ctx)
+        judgments.append(await LLMJudgeEvaluator().evaluate(ctx))
+    first, second = judgments
+    assert first.judge == "llm", first.fallback_reason
+    assert 0 <= first.overall_score <= 1 and 0 <= first.coordination_quality <= 1
+    assert first.reasoning and len(first.reasoning) <= 600
+    assert len(first.strengths) <= 3 and len(first.weaknesses) <= 3
+    # temperature 0, one thread, no prompt cache: the same trace gets the same judgment
+    assert first == second
