@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 import logging
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request, Response
@@ -20,7 +20,7 @@ from coordbench.settings import Settings, load_settings
 from coordbench.store import SqlitePersistence, TraceStore
 from coordbench.store.api import router as read_router
 
-__all__ = ["build_store", "create_app", "mount_backend", "tune_gc_for_ingest"]
+__all__ = ["BearerAuthMiddleware", "build_store", "create_app", "mount_backend", "serve_store", "tune_gc_for_ingest"]
 
 logger = logging.getLogger(__name__)
 
@@ -50,17 +50,54 @@ def build_store(settings: Settings) -> TraceStore:
     )
 
 
-class _BearerMiddleware(BaseHTTPMiddleware):
-    def __init__(self, app: object, token: str) -> None:
+def _not_open(path: str) -> bool:
+    return path not in OPEN_PATHS
+
+
+class BearerAuthMiddleware(BaseHTTPMiddleware):
+    """Answers 401 to requests for protected paths without the right ``Authorization: Bearer`` token.
+
+    Args:
+        app: The ASGI app.
+        token: The token.
+        protects: Whether a path needs the token (default: every path but ``/healthz``).
+    """
+
+    def __init__(self, app: object, token: str, protects: Callable[[str], bool] | None = None) -> None:
         super().__init__(app)  # type: ignore[arg-type]
         self.token = token
+        self.protects: Callable[[str], bool] = protects or _not_open
 
     async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
-        if request.url.path not in OPEN_PATHS and not bearer_ok(request.headers.get("authorization"), self.token):
+        """Check the token, then pass the request on."""
+        if self.protects(request.url.path) and not bearer_ok(request.headers.get("authorization"), self.token):
             return JSONResponse(
                 {"detail": "missing or wrong bearer token"}, status_code=401, headers={"WWW-Authenticate": "Bearer"}
             )
         return await call_next(request)
+
+
+@asynccontextmanager
+async def serve_store(app: FastAPI, settings: Settings, store: TraceStore) -> AsyncGenerator[None]:
+    """For an app's lifespan: open ``store`` (loading durable spans) and serve OTLP/gRPC if configured.
+
+    The bound gRPC port is put on ``app.state.grpc_port``; on exit the receiver stops and the
+    store closes.
+    """
+    await store.open()
+    grpc_receiver: GrpcReceiver | None = None
+    if settings.grpc_port is not None:
+        token = settings.token.get_secret_value() if settings.token else None
+        grpc_receiver = GrpcReceiver(
+            store, host=settings.host, port=settings.grpc_port, max_message_bytes=settings.max_body_bytes, token=token
+        )
+        app.state.grpc_port = await grpc_receiver.start()
+    try:
+        yield
+    finally:
+        if grpc_receiver is not None:
+            await grpc_receiver.stop()
+        await store.close()
 
 
 def mount_backend(app: FastAPI, settings: Settings, store: TraceStore) -> None:
@@ -91,23 +128,8 @@ def create_app(settings: Settings | None = None, *, store: TraceStore | None = N
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncGenerator[None]:
-        await store.open()
-        grpc_receiver: GrpcReceiver | None = None
-        if settings.grpc_port is not None:
-            grpc_receiver = GrpcReceiver(
-                store,
-                host=settings.host,
-                port=settings.grpc_port,
-                max_message_bytes=settings.max_body_bytes,
-                token=token,
-            )
-            app.state.grpc_port = await grpc_receiver.start()
-        try:
+        async with serve_store(app, settings, store):
             yield
-        finally:
-            if grpc_receiver is not None:
-                await grpc_receiver.stop()
-            await store.close()
 
     # No self-tracing: spans about ingesting spans would be exported back here, in a loop.
     app = FastAPI(
@@ -119,7 +141,7 @@ def create_app(settings: Settings | None = None, *, store: TraceStore | None = N
     app.state.grpc_port = None
     mount_backend(app, settings, store)
     if token:
-        app.add_middleware(_BearerMiddleware, token=token)
+        app.add_middleware(BearerAuthMiddleware, token=token)
 
     @app.get("/healthz", tags=["health"])
     async def healthz() -> dict[str, str]:  # pyright: ignore[reportUnusedFunction]

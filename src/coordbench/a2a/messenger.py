@@ -22,6 +22,7 @@ from a2a.types import AgentCard, Artifact, GetTaskRequest, Message, Part, Role, 
 from google.protobuf.json_format import MessageToDict
 
 from coordbench.errors import CoordbenchError
+from coordbench.instrument._payload import FINAL_STATES
 
 __all__ = ["DEFAULT_TIMEOUT", "AgentCallError", "Messenger", "Reply"]
 
@@ -30,14 +31,7 @@ logger = logging.getLogger(__name__)
 DEFAULT_TIMEOUT = 300.0
 """Seconds a call may take end to end (the AgentBeats templates' default)."""
 
-_FINAL = {
-    TaskState.TASK_STATE_COMPLETED,
-    TaskState.TASK_STATE_FAILED,
-    TaskState.TASK_STATE_CANCELED,
-    TaskState.TASK_STATE_REJECTED,
-    TaskState.TASK_STATE_INPUT_REQUIRED,
-    TaskState.TASK_STATE_AUTH_REQUIRED,
-}
+_FINAL = FINAL_STATES
 
 
 class AgentCallError(CoordbenchError):

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from coordbench.evals.calls import Call, calls_of
 from coordbench.evals.config import EvalConfig
-from coordbench.graph.agentgraph import AGENT, build_agent_graph
+from coordbench.graph.agentgraph import add_declared_agents, build_agent_graph
 from coordbench.graph.metrics import Label
 from coordbench.graph.steptree import StepTree
 from coordbench.plugins import discover, select
@@ -150,11 +150,7 @@ class EvalContext:
         tree = SpanTree(span_list)
         graph = build_agent_graph(tree, hosts=hosts)
         declared = tuple(sorted(set(participants)))
-        for name in declared:
-            if name not in graph:
-                graph.add_node(
-                    name, role=AGENT, requests=0, calls=0, errors=0, tool_calls=0, tool_time_ms=0.0, tools={}
-                )
+        add_declared_agents(graph, declared)
         return cls(
             scenario=scenario,
             spans=span_list,

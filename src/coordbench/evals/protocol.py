@@ -98,7 +98,7 @@ def summarise_calls(calls: Iterable[Call]) -> ProtocolResult:
             sent=sent[name],
             retries=retries[name],
             states=dict(sorted(Counter(c.state or "none" for c in mine).items())),
-            error_types=dict(sorted(Counter(c.error_type for c in mine if c.error_type).items())),  # type: ignore[misc]
+            error_types=dict(sorted(Counter([c.error_type for c in mine if c.error_type is not None]).items())),
             bytes_in=sum(c.request_bytes for c in mine),
             bytes_out=sum(c.response_bytes for c in mine),
             tokens_in=sum(c.input_tokens for c in mine),

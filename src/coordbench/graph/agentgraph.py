@@ -33,7 +33,16 @@ from coordbench.spans import SpanData, SpanKind, StatusCode
 from coordbench.spantree import SpanTree, is_agent_call
 from coordbench.steps import CallType, call_type_of
 
-__all__ = ["AGENT", "HOST", "UNKNOWN_AGENT", "agent_view", "build_agent_graph", "flow_view", "with_tools"]
+__all__ = [
+    "AGENT",
+    "HOST",
+    "UNKNOWN_AGENT",
+    "add_declared_agents",
+    "agent_view",
+    "build_agent_graph",
+    "flow_view",
+    "with_tools",
+]
 
 AGENT = "agent"
 HOST = "host"
@@ -142,6 +151,15 @@ def build_agent_graph(spans: Iterable[SpanData] | SpanTree, *, hosts: Iterable[s
             digests=tuple(data["digests"]),
         )
     return graph
+
+
+def add_declared_agents(graph: nx.DiGraph[str], names: Iterable[str]) -> None:
+    """Add agents expected to take part that no span mentions, as idle agent nodes (in place).
+
+    Their absence then shows as isolation rather than not at all.
+    """
+    for name in sorted(set(names) - set(graph)):
+        graph.add_node(name, role=AGENT, requests=0, calls=0, errors=0, tool_calls=0, tool_time_ms=0.0, tools={})
 
 
 def agent_view(graph: nx.DiGraph[str], *, include_hosts: bool = False) -> nx.DiGraph[str]:

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 import networkx as nx
 
-from coordbench.graph.agentgraph import AGENT, agent_view, build_agent_graph
+from coordbench.graph.agentgraph import add_declared_agents, agent_view, build_agent_graph
 from coordbench.graph.metrics.centrality import flow_betweenness
 from coordbench.graph.metrics.detections import Thresholds, classify, detect
 from coordbench.graph.metrics.registry import Metric, MetricInput, select_metrics
@@ -51,8 +51,7 @@ def evaluate_graph(
     thresholds = thresholds or Thresholds()
     tree = spans if isinstance(spans, SpanTree) else SpanTree(spans)
     full = graph if graph is not None else build_agent_graph(tree, hosts=hosts)
-    for name in sorted(set(declared_agents) - set(full)):
-        full.add_node(name, role=AGENT, requests=0, calls=0, errors=0, tool_calls=0, tool_time_ms=0.0, tools={})
+    add_declared_agents(full, declared_agents)
     view = agent_view(full)
     inputs = MetricInput(graph=view, full_graph=full, steps=steps if steps is not None else StepTree(tree))
     results: dict[str, object] = {}

@@ -15,6 +15,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict
+from typing import Literal
 
 from coordbench.a2a import AgentCallError, Messenger
 from coordbench.evals import (
@@ -153,7 +154,7 @@ class Assessment:
         role = scenario.entry or self.request.entry_role
         url = self.request.url_of(role)
         peers = {r: self.request.url_of(r) for r in self.request.participants}
-        status: str = "evaluated"
+        status: Literal["evaluated", "error"] = "evaluated"
         error: str | None = None
         async with host_step(f"scenario {scenario.id}", attributes={SCENARIO_ATTRIBUTE: scenario.id}) as step:
             scenario_span = format(step.span.get_span_context().span_id, "016x")
@@ -193,7 +194,7 @@ class Assessment:
         report = ScenarioReport(
             id=scenario.id,
             mode="live",
-            status=status,  # type: ignore[arg-type]
+            status=status,
             error=error,
             entry=role,
             trace_id=trace_id,

@@ -27,7 +27,7 @@ from coordbench.errors import ConfigurationError
 from coordbench.evals import JudgeConfig
 from coordbench.green.assessment import Assessment
 from coordbench.green.request import RequestError, parse_request
-from coordbench.results import AssessmentReport, result_row, summary_text, write_results
+from coordbench.results import result_row, summary_text, write_results
 from coordbench.store import TraceStore
 
 __all__ = ["GreenExecutor"]
@@ -67,8 +67,6 @@ class GreenExecutor(AgentExecutor):
         self.output_dir = output_dir
         self.heartbeat = heartbeat
         self.judge = judge
-        self.reports: dict[str, AssessmentReport] = {}
-        """The last report per A2A context id (for inspection; results are in the artifact)."""
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         """Assess: validate, run the scenarios, answer with the result artifact."""
@@ -112,7 +110,6 @@ class GreenExecutor(AgentExecutor):
                 updater.new_agent_message([Part(text=f"assessment error: {type(exc).__name__}: {exc}")])
             )
             return
-        self.reports[task.context_id] = report
         row = result_row(report)
         text = summary_text(report, row)
         if self.output_dir is not None:

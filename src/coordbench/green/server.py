@@ -26,19 +26,16 @@ from a2a.types import AgentSkill
 from fastapi import FastAPI, HTTPException, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import Field
-from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 
 from coordbench import __version__, semconv
 from coordbench.a2a import a2a_routes, build_agent_card
-from coordbench.auth import bearer_ok
-from coordbench.backend import build_store, mount_backend
+from coordbench.backend import BearerAuthMiddleware, build_store, mount_backend, serve_store
 from coordbench.errors import StepFormatError
 from coordbench.green.executor import GreenExecutor
 from coordbench.green.registry import PeerRegistry, Registration
 from coordbench.green.request import SAMPLE_REQUEST
 from coordbench.green.tracing import AssessorTracing
 from coordbench.otlp import encoded_span
-from coordbench.otlp.grpc import GrpcReceiver
 from coordbench.settings import Settings, load_settings
 from coordbench.steps import span_from_step, step_from_dict
 from coordbench.store import StoreUnavailableError, TraceStore
@@ -88,18 +85,8 @@ def _skill() -> AgentSkill:
     )
 
 
-class _BackendAuth(BaseHTTPMiddleware):
-    def __init__(self, app: object, token: str) -> None:
-        super().__init__(app)  # type: ignore[arg-type]
-        self.token = token
-
-    async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
-        path = request.url.path
-        if path.startswith(_PROTECTED_PREFIXES) and not bearer_ok(request.headers.get("authorization"), self.token):
-            return JSONResponse(
-                {"detail": "missing or wrong bearer token"}, status_code=401, headers={"WWW-Authenticate": "Bearer"}
-            )
-        return await call_next(request)
+def _protected(path: str) -> bool:
+    return path.startswith(_PROTECTED_PREFIXES)
 
 
 def create_green_app(settings: GreenSettings | None = None, *, store: TraceStore | None = None) -> FastAPI:
@@ -128,31 +115,20 @@ def create_green_app(settings: GreenSettings | None = None, *, store: TraceStore
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncGenerator[None]:
-        await store.open()
-        tracing = (
-            AssessorTracing(settings.name, store, asyncio.get_running_loop(), capture_content=settings.capture_content)
-            if settings.trace_self
-            else None
-        )
-        grpc_receiver: GrpcReceiver | None = None
-        if settings.grpc_port is not None:
-            grpc_receiver = GrpcReceiver(
-                store,
-                host=settings.host,
-                port=settings.grpc_port,
-                max_message_bytes=settings.max_body_bytes,
-                token=token,
+        async with serve_store(app, settings, store):
+            tracing = (
+                AssessorTracing(
+                    settings.name, store, asyncio.get_running_loop(), capture_content=settings.capture_content
+                )
+                if settings.trace_self
+                else None
             )
-            app.state.grpc_port = await grpc_receiver.start()
-        try:
-            yield
-        finally:
-            await handler.aclose()
-            if grpc_receiver is not None:
-                await grpc_receiver.stop()
-            if tracing is not None:
-                await tracing.close()
-            await store.close()
+            try:
+                yield
+            finally:
+                await handler.aclose()
+                if tracing is not None:
+                    await tracing.close()
 
     app = FastAPI(
         title="coordbench green assessor",
@@ -166,7 +142,7 @@ def create_green_app(settings: GreenSettings | None = None, *, store: TraceStore
     app.state.card = card
     mount_backend(app, settings, store)
     if token:
-        app.add_middleware(_BackendAuth, token=token)
+        app.add_middleware(BearerAuthMiddleware, token=token, protects=_protected)
 
     @app.get("/healthz", tags=["health"])
     async def healthz() -> dict[str, str]:  # pyright: ignore[reportUnusedFunction]
