@@ -8,6 +8,7 @@ import pytest
 from a2a.helpers import new_data_part, new_text_message
 from a2a.types import Message, Part, Role
 
+from coordbench import semconv
 from coordbench.a2a import Messenger
 from coordbench.green import RequestError, parse_request
 from green.conftest import StartGreen
@@ -80,5 +81,11 @@ async def test_bad_requests_are_rejected_over_a2a(start_green: StartGreen) -> No
         assert reply.text == "unknown evaluator(s): vibes; available: graph, latency, llm_judge, protocol, text"
         card = green.app.state.card
         assert card.capabilities.streaming
+        declared = {e.uri for e in card.capabilities.extensions}
+        assert {semconv.TRACEABILITY_EXTENSION_URI, semconv.TIMESTAMP_EXTENSION_URI} <= declared
+        assert {(i.protocol_binding, i.protocol_version) for i in card.supported_interfaces} >= {
+            ("JSONRPC", "0.3"),
+            ("JSONRPC", "1.0"),
+        }
         example = json.loads(card.skills[0].examples[0])  # the card shows a full sample request
         assert parse_request(text(json.dumps(example))).participants
