@@ -1,9 +1,10 @@
 """The whole evaluator pipeline (rule-based judge) on a 20-agent, 10k-span trace.
 
-Every registered evaluator runs as in an assessment: graph, protocol, latency, the judge
-(no API key: the rule-based judge, after building the full prompt) and text; client spans carry
-captured message text, so the text evaluator and the judge's prompt have work to do. The
-graph tier alone (``evaluate_graph``) is timed in the same run as the baseline.
+Every registered evaluator runs as in an assessment: graph, protocol, latency, the judge (no API
+key: the rule-based judge, which needs no prompt) and text; client spans carry captured message
+text, so the text evaluator has work to do. Building the LLM judge's prompt (what a configured
+judge does before its HTTP call) is timed on its own. The graph tier alone (``evaluate_graph``)
+is timed in the same run as the baseline.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from benchmarks.evaluation import AGENTS, synthetic_trace
 from coordbench.backend import tune_gc_for_ingest
 from coordbench.evals import EvalConfig, EvalContext, EvalPipeline, EvalScenario, JudgeConfig, select_evaluators
+from coordbench.evals.judge_prompt import build_prompt
 from coordbench.graph import evaluate_graph
 
 SPANS = 10_000
@@ -30,6 +32,8 @@ class PipelineResult:
     build_ms: float
     pipeline_ms: float
     by_evaluator_ms: dict[str, float]
+    prompt_ms: float
+    prompt_chars: int
 
     @property
     def total_ms(self) -> float:
@@ -43,6 +47,8 @@ async def _measure() -> PipelineResult:
     config = EvalConfig(judge=JudgeConfig())
     graph_times, build_times, pipeline_times = [], [], []
     per: dict[str, list[float]] = {}
+    prompt_times: list[float] = []
+    prompt_chars = 0
     for _ in range(RUNS):
         started = time.perf_counter()
         evaluate_graph(spans, hosts=hosts).to_json()
@@ -64,12 +70,18 @@ async def _measure() -> PipelineResult:
             started = time.perf_counter()
             ctx.results[evaluator.name] = await evaluator.evaluate(ctx)
             per.setdefault(evaluator.name, []).append(time.perf_counter() - started)
+        started = time.perf_counter()
+        prompt = build_prompt(ctx, max_chars=config.judge.max_prompt_chars)
+        prompt_times.append(time.perf_counter() - started)
+        prompt_chars = prompt.chars
     return PipelineResult(
         spans=len(spans),
         graph_only_ms=statistics.median(graph_times) * 1e3,
         build_ms=statistics.median(build_times) * 1e3,
         pipeline_ms=statistics.median(pipeline_times) * 1e3,
         by_evaluator_ms={name: statistics.median(t) * 1e3 for name, t in per.items()},
+        prompt_ms=statistics.median(prompt_times) * 1e3,
+        prompt_chars=prompt_chars,
     )
 
 
@@ -83,7 +95,7 @@ def report(result: PipelineResult) -> str:
         "## Evaluator pipeline (`benchmarks/pipeline.py`)",
         "",
         f"One trace of {result.spans:,} spans, {AGENTS} agents plus the host, captured message text on every call; "
-        f"every built-in evaluator, rule-based judge (no API key; its prompt is still built); median of {RUNS} runs. "
+        f"every built-in evaluator, rule-based judge (no API key); median of {RUNS} runs. "
         "*Context*: span tree, StepTree, agent graph and call list, built once for all evaluators. "
         "*Graph tier alone*: `evaluate_graph` on the same spans in the same run, the baseline.",
         "",
@@ -93,6 +105,9 @@ def report(result: PipelineResult) -> str:
         f"{result.graph_only_ms:,.1f} | {result.total_ms / result.graph_only_ms:.2f} |",
         "",
         "Per evaluator (ms): " + ", ".join(f"{name} {ms:,.1f}" for name, ms in result.by_evaluator_ms.items()) + ".",
+        "",
+        f"Building the LLM judge's prompt for this trace (with a key configured, before the HTTP call): "
+        f"{result.prompt_ms:,.1f} ms for a {result.prompt_chars:,}-character data block (bound 24,000).",
     ]
     return "\n".join(lines)
 

@@ -186,3 +186,24 @@ def test_prompt_stays_within_its_bound_keeping_the_first_and_last_calls() -> Non
         and json.loads(roomy.messages[1]["content"].split(DATA_START, 1)[1].split(DATA_END, 1)[0])["calls_left_out"]
         == 0
     )
+
+
+def test_prompt_bound_holds_with_huge_earlier_results() -> None:
+    """An earlier evaluator (a plugin, say) with a huge result cannot push the prompt over its bound."""
+    from pydantic import BaseModel
+
+    from coordbench.evals.judge_prompt import build_prompt
+
+    class Huge(BaseModel):
+        total: int
+        rows: list[dict[str, str]]
+
+    ctx = context()
+    ctx.results["huge"] = Huge(total=5000, rows=[{"k": "v" * 50} for _ in range(5000)])
+    prompt = build_prompt(ctx, max_chars=16_000)
+    block = prompt.messages[1]["content"].split(DATA_START, 1)[1].split(DATA_END, 1)[0].strip()
+    assert len(block) <= 16_000
+    data = json.loads(block)
+    assert data["earlier_evaluations"]["huge"]["total"] == 5000  # scalars kept, nested rows left out
+    assert "rows" not in data["earlier_evaluations"]["huge"]
+    assert len(data["calls"]) == 3

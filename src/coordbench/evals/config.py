@@ -50,7 +50,7 @@ class JudgeConfig(BaseModel):
     base_url: str = "https://api.openai.com/v1"
     model: str = "gpt-4o-mini"
     timeout: float = Field(default=60.0, gt=0, le=3600)
-    max_prompt_chars: int = Field(default=24_000, ge=1_000, le=1_000_000)
+    max_prompt_chars: int = Field(default=24_000, ge=16_000, le=1_000_000)
     max_output_tokens: int = Field(default=700, ge=64, le=16_000)
 
     @classmethod

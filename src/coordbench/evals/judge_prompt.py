@@ -33,6 +33,9 @@ __all__ = [
 DATA_START = "<<<TRACE_DATA"
 DATA_END = "TRACE_DATA>>>"
 REDACTED = "[removed by coordbench: text addressed to the evaluator]"
+_OMITTED = "left out to keep the prompt within its bound"
+_SUMMARY_LIMIT = 6_000
+"""Characters one earlier evaluator's result may take in the prompt before its nested parts go."""
 
 JUDGMENT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -171,6 +174,9 @@ def _summaries(ctx: EvalContext) -> dict[str, Any]:
             }
         elif name == "latency":
             data = {k: data.get(k) for k in ("calls", "end_to_end", "slowest_agent", "slowest_relative", "note")}
+        if len(_encode(data)) > _SUMMARY_LIMIT:
+            scalars = {k: v for k, v in data.items() if not isinstance(v, dict | list)}
+            data = {**scalars, "omitted": "nested details left out to keep the prompt within its bound"}
         out[name] = data
     return out
 
@@ -199,9 +205,10 @@ def _encode(data: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e")
 
 
-def _tools(ctx: EvalContext) -> dict[str, dict[str, int]]:
+def _tools(ctx: EvalContext) -> dict[str, dict[str, int]] | str:
     tools: Iterable[tuple[str, dict[str, int]]] = ctx.graph.nodes(data="tools", default={})  # pyright: ignore[reportAssignmentType]
-    return {agent: dict(used) for agent, used in sorted(tools) if used}
+    used = {agent: dict(counts) for agent, counts in sorted(tools) if counts}
+    return used if len(_encode(used)) <= _SUMMARY_LIMIT else _OMITTED
 
 
 _CALL_OVERHEAD = 160
@@ -256,13 +263,30 @@ def build_prompt(ctx: EvalContext, *, max_chars: int) -> JudgePrompt:
         "trace_complete": None if ctx.completeness is None else ctx.completeness.complete,
         "earlier_evaluations": _summaries(ctx),
     }
+    summaries: dict[str, Any] = data["earlier_evaluations"]
+    while len(_encode(data)) > max_chars // 2 and summaries:  # keep at least half the room for the calls
+        largest = max(sorted(summaries), key=lambda n: len(_encode(summaries[n])))
+        if summaries[largest] == _OMITTED:
+            break
+        summaries[largest] = _OMITTED
     budget = max_chars - len(_encode(data))
     calls, limit = _fit(ctx.calls, budget)
     while True:
         data["calls"] = [_call_record(c, limit) for c in calls]
         data["calls_left_out"] = len(ctx.calls) - len(calls)
         block = _encode(data)
-        if len(block) <= max_chars or len(calls) <= 2:
+        if len(block) <= max_chars:
+            break
+        if len(calls) <= 2:  # the rest is too big on its own (a long task, many agents): shorten it
+            data["tool_use"] = _OMITTED
+            data["scenario"]["task"] = data["scenario"]["task"][:1_000]
+            if data["team_outcome"] is not None:
+                data["team_outcome"]["answer"] = (data["team_outcome"]["answer"] or "")[:1_000]
+            data["earlier_evaluations"] = dict.fromkeys(summaries, _OMITTED)
+            calls = calls[:1]
+            data["calls"] = [_call_record(c, 50) for c in calls]
+            data["calls_left_out"] = len(ctx.calls) - len(calls)
+            block = _encode(data)
             break
         calls = calls[: len(calls) // 2 // 2] + calls[len(calls) - len(calls) // 2 // 2 :]  # estimate was short
     truncated = limit < 600 and any(
