@@ -81,11 +81,16 @@ async def test_ground_truth_mode_and_sharding(start_green: StartGreen, start_age
         # every labelled pattern gets its label through the same pipeline (100%)
         assert all(e["label_ok"] for e in entries), [(e["id"], e["label"], e["expected_label"]) for e in entries]
         half = await messenger.send(
-            green.url, request({"agent": agent}, scenarios=[], ground_truth=True, shard_index=1, num_shards=2)
+            green.url,
+            request({"agent": agent}, scenarios=[], ground_truth=True, shard_index=1, num_shards=2, api_key="sk-x"),
         )
     ids = [e["id"] for e in entries]
+    assert row["detail"]["config"]["ground_truth"] is True and row["detail"]["config"]["scenarios"] == ids
     assert [e["id"] for e in half.data[0]["detail"]["scenarios"]] == ids[1::2]
     assert (half.data[0]["shard_index"], half.data[0]["num_shards"]) == (1, 2)
+    # an unknown key is reported, never echoed (it could be a secret)
+    assert half.data[0]["detail"]["ignored_config_keys"] == ["api_key"]
+    assert "sk-x" not in json.dumps(half.data[0])
 
 
 async def test_unreachable_team_fails_the_assessment_but_partial_failure_completes(

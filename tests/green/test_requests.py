@@ -62,7 +62,7 @@ def test_bad_requests_say_what_is_wrong(body: str, reason: str) -> None:
     assert reason in caught.value.message
 
 
-def test_unknown_config_keys_are_kept_and_reported() -> None:
+def test_unknown_config_keys_are_reported_not_used() -> None:
     request = parse_request(text(json.dumps({**GOOD, "config": {"num_instances": 3, "mystery": True}})))
     assert request.config.ignored_keys == ["mystery"]
     assert request.config.num_instances == 3

@@ -124,7 +124,8 @@ class Assessment:
             graph_metrics=graph_metrics,
             latency_metrics=latency_metrics,
             time_used=time.monotonic() - started,
-            config=config.model_dump(mode="json", exclude_none=True, exclude={"scenarios"})
+            # the known keys only: whatever else a request carries is not echoed (it may be anything)
+            config=config.model_dump(mode="json", exclude_none=True, exclude={"scenarios", *config.ignored_keys})
             | {"scenarios": [s.id for s in scenarios]},
             ignored_config_keys=config.ignored_keys,
             shard_index=config.shard_index,
