@@ -19,7 +19,7 @@ from coordbench.evals import EvalConfig, EvalContext, EvalPipeline, EvalScenario
 from coordbench.evals.calls import message_text
 from coordbench.green.assessment import SCENARIO_ATTRIBUTE
 from coordbench.otlp import OtlpDecodeError, decode_json, decode_protobuf
-from coordbench.spans import SpanData, span_from_dict
+from coordbench.spans import SpanData, StatusCode, span_from_dict
 from coordbench.spantree import SpanTree, is_agent_call
 from coordbench.steps import CallType, call_type_of
 from coordbench.store.base import subtree_of
