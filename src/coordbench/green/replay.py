@@ -73,7 +73,7 @@ def _outcome(tree: SpanTree, scenario_span: SpanData, host: str | None) -> TeamO
         if is_agent_call(child) and (host is None or tree.agent_of(child) == host):
             output = message_text(child.attributes.get(semconv.GEN_AI_OUTPUT_MESSAGES)) or ""
             state = child.attribute_str(semconv.A2A_TASK_STATE) or (
-                "error" if child.status_code.name == "ERROR" else ""
+                "error" if child.status_code is StatusCode.ERROR else ""
             )
             return TeamOutcome(state=state or "unknown", output=output, duration_ms=child.duration_ms)
     return None
