@@ -124,6 +124,20 @@ def test_evaluate_rejects_a_file_that_holds_no_spans(tmp_path: Path) -> None:
     assert result.returncode == 2 and "not OTLP protobuf either" in " ".join(result.stderr.split())
 
 
+def test_evaluate_refuses_a_partly_invalid_export(tmp_path: Path) -> None:
+    """Evaluating what is left of a file whose spans were partly rejected would mislead: exit 2, say why."""
+    from coordbench.otlp import export_request_json
+    from support.spans import sid, span
+
+    document = export_request_json([span("a", span_id=sid(1)), span("b", span_id=sid(2))])
+    document["resourceSpans"][0]["scopeSpans"][0]["spans"][1]["traceId"] = "not-hex"
+    broken = tmp_path / "partly.json"
+    broken.write_text(json.dumps(document))
+    result = run("evaluate", str(broken))
+    assert result.returncode == 2
+    assert "1 spans rejected: invalid trace_id" in " ".join(result.stderr.split())
+
+
 def test_help_lists_the_assessor_commands() -> None:
     help_text = run("--help").stdout
     for command in ("green", "assess", "evaluate", "receiver", "groundtruth"):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,8 +31,6 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT = 300.0
 """Seconds a call may take end to end (the AgentBeats templates' default)."""
-
-_FINAL = FINAL_STATES
 
 
 class AgentCallError(CoordbenchError):
@@ -190,7 +189,7 @@ class Messenger:
             parts.append(new_data_part(data))
         if context_id is None and not new_conversation:
             context_id = self._contexts.get(url)
-        message = Message(role=Role.ROLE_USER, parts=parts, message_id=_new_id(), context_id=context_id or "")
+        message = Message(role=Role.ROLE_USER, parts=parts, message_id=str(uuid.uuid4()), context_id=context_id or "")
         started = time.perf_counter()
         try:
             async with asyncio.timeout(self.timeout):
@@ -235,14 +234,14 @@ class Messenger:
             elif kind == "artifact_update":
                 artifact: Artifact = event.artifact_update.artifact
                 _collect(artifact.parts, texts, data)
-            if state in _FINAL:
+            if state in FINAL_STATES:
                 break
-        if task is not None and state in _FINAL and not texts and not data:
+        if task is not None and state in FINAL_STATES and not texts and not data:
             _from_artifacts(task.artifacts, texts, data)
             if task.status.HasField("message"):
                 status_texts = []
                 _collect(task.status.message.parts, status_texts, [])
-        if state not in _FINAL and task_id:
+        if state not in FINAL_STATES and task_id:
             # the stream ended early (or the agent does not stream): read the task once
             task = await client.get_task(GetTaskRequest(id=task_id))
             state = task.status.state
@@ -266,9 +265,3 @@ class Messenger:
             except Exception as exc:  # closing must not hide the caller's own error
                 logger.debug("closing an A2A client failed: %s", exc)
         await self._http.aclose()
-
-
-def _new_id() -> str:
-    import uuid
-
-    return str(uuid.uuid4())

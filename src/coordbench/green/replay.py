@@ -18,7 +18,7 @@ from coordbench import semconv
 from coordbench.evals import EvalConfig, EvalContext, EvalPipeline, EvalScenario, ScenarioEvaluation, TeamOutcome
 from coordbench.evals.calls import message_text
 from coordbench.green.assessment import SCENARIO_ATTRIBUTE
-from coordbench.otlp import OtlpDecodeError, decode_json, decode_protobuf
+from coordbench.otlp import DecodeResult, OtlpDecodeError, decode_json, decode_protobuf
 from coordbench.spans import SpanData, StatusCode, span_from_dict
 from coordbench.spantree import SpanTree, is_agent_call
 from coordbench.steps import CallType, call_type_of
@@ -44,7 +44,7 @@ def load_spans(path: Path) -> list[SpanData]:
     stripped = body.lstrip()
     if not stripped.startswith((b"{", b"[")):
         try:
-            return [s.decode() for s in decode_protobuf(body).spans]
+            return _all_or_error(path, decode_protobuf(body))
         except OtlpDecodeError as exc:
             raise TraceFileError(f"{path}: not JSON, and not OTLP protobuf either ({exc})") from exc
     try:
@@ -53,7 +53,7 @@ def load_spans(path: Path) -> list[SpanData]:
         raise TraceFileError(f"{path}: invalid JSON: {exc}") from exc
     if isinstance(document, dict) and "resourceSpans" in document:
         try:
-            return [s.decode() for s in decode_json(body).spans]
+            return _all_or_error(path, decode_json(body))
         except OtlpDecodeError as exc:
             raise TraceFileError(f"{path}: {exc}") from exc
     items: Any = cast("dict[str, Any]", document).get("spans") if isinstance(document, dict) else document
@@ -65,6 +65,13 @@ def load_spans(path: Path) -> list[SpanData]:
         return [span_from_dict(cast("dict[str, Any]", item)) for item in cast("list[Any]", items)]
     except (KeyError, ValueError, TypeError, AttributeError) as exc:
         raise TraceFileError(f"{path}: a span is malformed: {exc!r}") from exc
+
+
+def _all_or_error(path: Path, result: DecodeResult) -> list[SpanData]:
+    """Every span of an OTLP export; evaluating only part of a file would mislead, so rejects are an error."""
+    if result.rejected:
+        raise TraceFileError(f"{path}: {result.rejection_message()}")
+    return [s.decode() for s in result.spans]
 
 
 def _outcome(tree: SpanTree, scenario_span: SpanData, host: str | None) -> TeamOutcome | None:

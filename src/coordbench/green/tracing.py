@@ -9,15 +9,21 @@ ends, on the event loop that owns the store.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 from collections.abc import Sequence
 
+from opentelemetry import trace
+from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter, SpanExportResult
 
+from coordbench import semconv
+from coordbench.instrument import A2AInstrumentor
 from coordbench.otlp import encoded_span
 from coordbench.spans import EncodedSpan, span_data_from_readable
 from coordbench.store import StoreUnavailableError, TraceStore
+from coordbench.telemetry import requested_exporters
 
 __all__ = ["AssessorTracing", "StoreSpanExporter", "export_to_store"]
 
@@ -35,7 +41,7 @@ class StoreSpanExporter(SpanExporter):
     def __init__(self, store: TraceStore, loop: asyncio.AbstractEventLoop) -> None:
         self.store = store
         self.loop = loop
-        self._pending: set[asyncio.Future[None]] = set()
+        self._pending: set[concurrent.futures.Future[None]] = set()
         self._closed = False
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
@@ -47,21 +53,13 @@ class StoreSpanExporter(SpanExporter):
         except ValueError as exc:
             logger.warning("a span of the assessor could not be stored: %s", exc)
             return SpanExportResult.FAILURE
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        try:
-            if running is self.loop:
-                task: asyncio.Future[None] = self.loop.create_task(self._add(batch))
-            else:
-                future = asyncio.run_coroutine_threadsafe(self._add(batch), self.loop)
-                task = asyncio.wrap_future(future, loop=self.loop)
+        try:  # from the loop's thread or another: scheduled in order on the store's loop
+            future = asyncio.run_coroutine_threadsafe(self._add(batch), self.loop)
         except RuntimeError as exc:  # the loop is closed: the assessor is shutting down
             logger.debug("span(s) ended after the store's loop closed: %s", exc)
             return SpanExportResult.FAILURE
-        self._pending.add(task)
-        task.add_done_callback(self._pending.discard)
+        self._pending.add(future)
+        future.add_done_callback(self._pending.discard)
         return SpanExportResult.SUCCESS
 
     async def _add(self, batch: list[EncodedSpan]) -> None:
@@ -71,9 +69,9 @@ class StoreSpanExporter(SpanExporter):
             logger.warning("the trace store refused %d span(s) of the assessor: %s", len(batch), exc)
 
     async def flush(self) -> None:
-        """Wait until every queued span is in the store."""
+        """Wait until every queued span is in the store (call on the store's loop)."""
         while self._pending:
-            await asyncio.gather(*list(self._pending), return_exceptions=True)
+            await asyncio.gather(*(asyncio.wrap_future(f) for f in list(self._pending)), return_exceptions=True)
 
     def shutdown(self) -> None:
         """Refuse further spans."""
@@ -102,14 +100,6 @@ class AssessorTracing:
     """
 
     def __init__(self, name: str, store: TraceStore, loop: asyncio.AbstractEventLoop, *, capture_content: bool) -> None:
-        from opentelemetry import trace
-        from opentelemetry.sdk.resources import Resource
-        from opentelemetry.sdk.trace.export import BatchSpanProcessor
-
-        from coordbench import semconv
-        from coordbench.instrument import A2AInstrumentor
-        from coordbench.telemetry import requested_exporters
-
         instrumentor = A2AInstrumentor()
         self._owned: TracerProvider | None = None
         if instrumentor.is_instrumented_by_opentelemetry:
@@ -131,7 +121,5 @@ class AssessorTracing:
         await self.exporter.flush()
         self.exporter.shutdown()
         if self._owned is not None:
-            from coordbench.instrument import A2AInstrumentor
-
             A2AInstrumentor().uninstrument()
             self._owned.shutdown()
