@@ -7,8 +7,16 @@ import json
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from coordbench.otlp import OtlpDecodeError, decode_json, decode_protobuf, export_request, export_request_json
-from coordbench.spans import SpanData, SpanEvent, SpanKind, StatusCode
+from coordbench.otlp import (
+    FORMAT_PROTOBUF,
+    FORMAT_PROTOBUF_BATCH,
+    OtlpDecodeError,
+    decode_json,
+    decode_protobuf,
+    export_request,
+    export_request_json,
+)
+from coordbench.spans import EncodedSpan, SpanData, SpanEvent, SpanKind, StatusCode
 from support.spans import TRACE, sid
 
 SPAN = SpanData(
@@ -35,6 +43,35 @@ def test_protobuf_round_trip_is_exact() -> None:
     (encoded,) = result.spans
     assert (encoded.trace_id.hex(), encoded.span_id.hex(), encoded.parent_span_id.hex()) == (TRACE, sid(1), sid(2))
     assert encoded.decode() == SPAN
+
+
+def test_spans_of_many_requests_read_back_from_their_own_request() -> None:
+    """Spans point into their request's bytes: each reads back as itself, across resources,
+    scopes and more requests than the parsed-request cache holds, read in interleaved order,
+    and durable storage gets each span's own encoding."""
+    requests: list[list[SpanData]] = []
+    for r in range(12):
+        spans = [
+            SPAN._replace(
+                span_id=sid(100 * r + i + 1),
+                name=f"span {r}.{i}",
+                resource={"service.name": f"agent-{r}-{i % 2}"},
+                scope_name=f"scope-{i % 3}",
+            )
+            for i in range(6)
+        ]
+        requests.append(spans)
+    decoded = [decode_protobuf(export_request(spans).SerializeToString()).spans for spans in requests]
+    assert all(e.fmt == FORMAT_PROTOBUF_BATCH for batch in decoded for e in batch)
+    by_id = {s.span_id: s for spans in requests for s in spans}
+    interleaved = [batch[i] for i in range(6) for batch in decoded]
+    assert [e.decode() for e in interleaved] == [by_id[e.span_id.hex()] for e in interleaved]
+    fmt, payload = interleaved[0].dump()
+    assert fmt == FORMAT_PROTOBUF
+    assert (
+        EncodedSpan(*interleaved[0][:3], fmt, payload, interleaved[0].envelope).decode()
+        == by_id[interleaved[0].span_id.hex()]
+    )
 
 
 def test_json_round_trip_is_exact() -> None:

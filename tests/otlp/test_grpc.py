@@ -57,3 +57,13 @@ def test_token_and_backpressure(start_backend: StartBackend) -> None:
         export(backend.grpc_port, export_request([span("second")]), auth)
     assert full.value.code() is grpc.StatusCode.UNAVAILABLE  # type: ignore[attr-defined]
     assert "trace store is full" in full.value.details()  # type: ignore[attr-defined]
+
+
+def test_undecodable_request_is_invalid_argument(backend: Backend) -> None:
+    with grpc.insecure_channel(f"127.0.0.1:{backend.grpc_port}") as channel:
+        export_raw = channel.unary_unary("/opentelemetry.proto.collector.trace.v1.TraceService/Export")
+        with pytest.raises(grpc.RpcError) as bad:
+            export_raw(b"\x0a\xff\xff", timeout=10)
+    assert bad.value.code() is grpc.StatusCode.INVALID_ARGUMENT  # type: ignore[attr-defined]
+    assert "cannot decode ExportTraceServiceRequest" in bad.value.details()  # type: ignore[attr-defined]
+    assert backend.stats()["received"] == 0

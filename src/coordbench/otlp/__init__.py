@@ -3,6 +3,7 @@
 from coordbench.otlp.decode import (
     FORMAT_JSON,
     FORMAT_PROTOBUF,
+    FORMAT_PROTOBUF_BATCH,
     DecodeResult,
     OtlpDecodeError,
     decode_json,
@@ -15,6 +16,7 @@ from coordbench.otlp.encode import export_request, export_request_json, span_mes
 __all__ = [
     "FORMAT_JSON",
     "FORMAT_PROTOBUF",
+    "FORMAT_PROTOBUF_BATCH",
     "DecodeResult",
     "OtlpDecodeError",
     "decode_json",

@@ -1,18 +1,20 @@
-"""OTLP/gRPC trace receiver (``TraceService/Export``), sharing the decoder and the store."""
+"""OTLP/gRPC trace receiver (``TraceService/Export``), sharing the decoder and the store.
+
+The method is registered with no request deserializer, so the servicer gets the request's
+bytes and decodes them with the same function as the HTTP receiver: the stored spans point
+into those bytes (no parsed message is kept), and an undecodable request is answered
+``INVALID_ARGUMENT`` with the decoder's message.
+"""
 
 from __future__ import annotations
 
 import logging
 
 import grpc
-from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
-    ExportTraceServiceRequest,
-    ExportTraceServiceResponse,
-)
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from coordbench.auth import bearer_ok
-from coordbench.otlp.decode import decode_request
+from coordbench.otlp.decode import OtlpDecodeError, decode_protobuf
 from coordbench.store import StoreUnavailableError, TraceStore
 
 __all__ = ["GrpcReceiver"]
@@ -20,24 +22,24 @@ __all__ = ["GrpcReceiver"]
 logger = logging.getLogger(__name__)
 
 
-_Context = grpc.aio.ServicerContext[ExportTraceServiceRequest, ExportTraceServiceResponse]
+_SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
+_Context = grpc.aio.ServicerContext[bytes, ExportTraceServiceResponse]
 
 
-class _TraceService(trace_service_pb2_grpc.TraceServiceServicer):
+class _TraceService:
     def __init__(self, store: TraceStore, token: str | None) -> None:
         self.store = store
         self.token = token
 
-    async def Export(
-        self,
-        request: ExportTraceServiceRequest,
-        context: grpc.aio.ServicerContext[ExportTraceServiceRequest, ExportTraceServiceResponse],
-    ) -> ExportTraceServiceResponse:
+    async def Export(self, request: bytes, context: _Context) -> ExportTraceServiceResponse:
         metadata = dict(context.invocation_metadata() or ())
         authorization = metadata.get("authorization")
         if not bearer_ok(authorization if isinstance(authorization, str) else None, self.token):
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
-        result = decode_request(request)
+        try:
+            result = decode_protobuf(request)
+        except OtlpDecodeError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, exc.message)
         if result.rejected:
             self.store.record_rejected(result.rejected_count, dict(result.rejected))
             logger.warning("OTLP/gRPC export: %s", result.rejection_message())
@@ -77,7 +79,13 @@ class GrpcReceiver:
     async def start(self) -> int:
         """Bind and start serving; returns the bound port."""
         server = grpc.aio.server(options=[("grpc.max_receive_message_length", self._max), ("grpc.so_reuseport", 0)])
-        trace_service_pb2_grpc.add_TraceServiceServicer_to_server(_TraceService(self._store, self._token), server)  # pyright: ignore[reportUnknownMemberType]
+        handler: grpc.RpcMethodHandler[bytes, ExportTraceServiceResponse] = (
+            grpc.unary_unary_rpc_method_handler(  # no request_deserializer: Export gets the bytes
+                _TraceService(self._store, self._token).Export,
+                response_serializer=ExportTraceServiceResponse.SerializeToString,
+            )
+        )
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(_SERVICE, {"Export": handler}),))
         self.port = server.add_insecure_port(f"{self._host}:{self._requested_port}")
         if self.port == 0:
             raise OSError(f"cannot bind OTLP/gRPC to {self._host}:{self._requested_port}")
