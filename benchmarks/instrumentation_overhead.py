@@ -18,11 +18,15 @@ between three modes, so all see the same machine state:
 - ``unsampled``: ``A2AInstrumentor`` on with an ALWAYS_OFF sampler: context is still
   propagated (headers, metadata, extensions) but no span is recorded, which splits the
   cost between propagation/bookkeeping and span recording.
+
+The time spent in the garbage collector during each mode's blocks is recorded too
+(``gc.callbacks``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import statistics
 import time
 from collections.abc import Sequence
@@ -49,6 +53,7 @@ WARMUP = 200
 BLOCKS = 20
 BLOCK_SIZE = 60  # 20 x 60 = 1,200 calls per mode and per streaming setting
 MODES = ("sdk-defaults", "sdk-quiet", "traced", "traced-no-ext", "unsampled")
+TRACED_MODES = ("traced", "traced-no-ext", "unsampled")
 
 
 class Worker(AgentExecutor):
@@ -79,11 +84,29 @@ def trimmed_mean(values: list[int], cut: float = 0.05) -> float:
     return statistics.fmean(ordered[k : len(ordered) - k])
 
 
+class GcClock:
+    """Total time spent in garbage collections (through ``gc.callbacks``)."""
+
+    def __init__(self) -> None:
+        self.total_ns = 0
+        self._started = 0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter_ns()
+        else:
+            self.total_ns += time.perf_counter_ns() - self._started
+
+
 @dataclass
 class Result:
     streaming: bool
     samples: dict[str, list[int]] = field(default_factory=lambda: {m: [] for m in MODES})
+    gc_ns: dict[str, int] = field(default_factory=lambda: dict.fromkeys(MODES, 0))
     spans: int = 0
+
+    def gc_us_per_call(self, mode: str) -> float:
+        return self.gc_ns[mode] / len(self.samples[mode]) / 1e3
 
     def median_us(self, mode: str) -> float:
         return statistics.median(self.samples[mode]) / 1e3
@@ -115,22 +138,29 @@ async def _measure(url: str, streaming: bool) -> Result:
 
         for _ in range(WARMUP):
             await call()
-        for block in range(BLOCKS):
-            for i in range(len(MODES)):
-                mode = MODES[(block + i) % len(MODES)]
-                if mode in ("traced", "traced-no-ext", "unsampled"):
-                    instrumentor.instrument(
-                        tracer_provider=unsampled if mode == "unsampled" else provider,
-                        request_extensions=mode != "traced-no-ext",
-                    )
-                elif mode == "sdk-quiet":
-                    suppress_sdk_spans()
-                for _ in range(BLOCK_SIZE):
-                    result.samples[mode].append(await call())
-                if mode in ("traced", "traced-no-ext", "unsampled"):
-                    instrumentor.uninstrument()
-                elif mode == "sdk-quiet":
-                    restore_sdk_spans()
+        clock = GcClock()
+        gc.callbacks.append(clock)
+        try:
+            for block in range(BLOCKS):
+                for i in range(len(MODES)):
+                    mode = MODES[(block + i) % len(MODES)]
+                    if mode in TRACED_MODES:
+                        instrumentor.instrument(
+                            tracer_provider=unsampled if mode == "unsampled" else provider,
+                            request_extensions=mode != "traced-no-ext",
+                        )
+                    elif mode == "sdk-quiet":
+                        suppress_sdk_spans()
+                    gc_before = clock.total_ns
+                    for _ in range(BLOCK_SIZE):
+                        result.samples[mode].append(await call())
+                    result.gc_ns[mode] += clock.total_ns - gc_before
+                    if mode in TRACED_MODES:
+                        instrumentor.uninstrument()
+                    elif mode == "sdk-quiet":
+                        restore_sdk_spans()
+        finally:
+            gc.callbacks.remove(clock)
         await client.close()
     provider.shutdown()
     result.spans = exporter.count
@@ -179,6 +209,14 @@ def report(results: list[Result]) -> str:
     lines += [
         "",
         "Targets: overhead under 5% of a loopback call (traced / sdk-quiet < 1.05) and under 150 µs per call.",
+        "",
+        "Time in the garbage collector per call, during each mode's blocks (non-streaming · streaming): "
+        "sdk-quiet "
+        + " · ".join(f"{r.gc_us_per_call('sdk-quiet'):,.1f}" for r in results)
+        + " µs, traced "
+        + " · ".join(f"{r.gc_us_per_call('traced'):,.1f}" for r in results)
+        + " µs; the difference is the collector's share of the overhead (collections triggered by one mode's "
+        "garbage may run in the next block, so this share is approximate).",
         "",
         "Reading the figures: the overhead covers both ends of the call (client and agent share the process). "
         "`traced` minus `traced-no-ext` is the price of serving the extensions the client asks for (timestamps and "

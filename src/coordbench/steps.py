@@ -366,10 +366,23 @@ _RFC3339 = re.compile(
 )
 
 
+_last_second: tuple[int, str] = (-1, "")
+
+
 def format_timestamp(ns: int) -> str:
-    """Format nanoseconds since the epoch as RFC 3339 UTC with nine fractional digits."""
+    """Format nanoseconds since the epoch as RFC 3339 UTC with nine fractional digits.
+
+    Example:
+        >>> format_timestamp(1_700_000_000_123_456_789)
+        '2023-11-14T22:13:20.123456789Z'
+    """
+    global _last_second
     seconds, frac = divmod(ns, 1_000_000_000)
-    return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S") + f".{frac:09d}Z"
+    cached_second, prefix = _last_second  # one read: another thread may replace the pair, never half of it
+    if cached_second != seconds:  # instrumented agents stamp many messages per second: format the date once
+        prefix = datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        _last_second = (seconds, prefix)
+    return f"{prefix}.{frac:09d}Z"
 
 
 def parse_timestamp(value: str) -> int:

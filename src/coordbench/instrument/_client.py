@@ -121,8 +121,10 @@ class _ClientCall(CallRecord):
         )
         if self.is_send and STATE.propagate_in_metadata and isinstance(request, SendMessageRequest):
             copy = SendMessageRequest()
-            copy.CopyFrom(request)
-            copy.message.metadata.update(carrier)
+            copy.CopyFrom(request)  # the caller's request stays as it wrote it
+            fields = copy.message.metadata.fields
+            for key, value in carrier.items():  # the map entries directly: ``Struct.update`` is Python-level
+                fields[key].string_value = value
             request = copy
         return request, new_context
 

@@ -10,6 +10,7 @@ span open until it returns, even when it outlives the handler.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
@@ -123,8 +124,23 @@ def _drop_repeated_context(message: Any, traceparent: str) -> None:
                 del fields[key]
 
 
-def _agent_card(handler: Any) -> Any:
-    return getattr(handler, "_agent_card", None)
+_AGENT_CACHE_ATTR = "_coordbench_agent"
+
+
+def _agent_of(handler: Any) -> tuple[str, dict[str, Any]]:
+    """The agent's name and the span attributes naming it, from the handler's card (cached on the handler)."""
+    card = getattr(handler, "_agent_card", None)
+    cached = getattr(handler, _AGENT_CACHE_ATTR, None)
+    if cached is not None and cached[0] is card:
+        return cached[1], cached[2]
+    agent = str(getattr(card, "name", "") or "") or "unknown-agent"
+    attrs: dict[str, Any] = {semconv.A2A_CALL_TYPE: "AGENT", semconv.GEN_AI_AGENT_NAME: agent}
+    agent_version = getattr(card, "version", "")
+    if agent_version:
+        attrs[semconv.GEN_AI_AGENT_VERSION] = str(agent_version)
+    with contextlib.suppress(AttributeError):  # a handler class with __slots__: work it out every time
+        setattr(handler, _AGENT_CACHE_ATTR, (card, agent, attrs))
+    return agent, attrs
 
 
 class _ServerRequest(CallRecord):
@@ -134,8 +150,7 @@ class _ServerRequest(CallRecord):
 
     def __init__(self, handler: Any, method: ServerMethod, params: Any, call_context: Any) -> None:
         super().__init__(is_send=method.is_send, streaming=method.stream)
-        card = _agent_card(handler)
-        agent = str(getattr(card, "name", "") or "") or "unknown-agent"
+        agent, agent_attrs = _agent_of(handler)
         state = _state_of(call_context)
         wire = state.get("method") if state is not None else None
         if not isinstance(wire, str) or not wire:
@@ -147,21 +162,15 @@ class _ServerRequest(CallRecord):
             version = str(headers.get("a2a-version") or "0.3")
         else:
             version = "1.0"
-        attrs: dict[str, Any] = {
-            semconv.A2A_METHOD: wire,
-            semconv.A2A_PROTOCOL_VERSION: version,
-            semconv.A2A_CALL_TYPE: "AGENT",
-            semconv.GEN_AI_AGENT_NAME: agent,
-            semconv.A2A_STREAMING: method.stream,
-        }
+        attrs = dict(agent_attrs)
+        attrs[semconv.A2A_METHOD] = wire
+        attrs[semconv.A2A_PROTOCOL_VERSION] = version
+        attrs[semconv.A2A_STREAMING] = method.stream
         if state is not None and "request_id" in state:
             attrs[semconv.A2A_PROTOCOL_BINDING] = "JSONRPC"
             attrs[semconv.RPC_SYSTEM_NAME] = "jsonrpc"
         elif headers is not None:
             attrs[semconv.A2A_PROTOCOL_BINDING] = "HTTP+JSON"
-        agent_version = getattr(card, "version", "")
-        if agent_version:
-            attrs[semconv.GEN_AI_AGENT_VERSION] = str(agent_version)
         requested: set[str] = getattr(call_context, "requested_extensions", None) or set()
         if requested:
             attrs[semconv.A2A_REQUESTED_EXTENSIONS] = tuple(sorted(requested))
@@ -214,7 +223,7 @@ class _ServerRequest(CallRecord):
         """
         call = self.call
         if self.end(call.span):
-            if call.collect_steps and call.span.is_recording():
+            if call.collect_steps and call.steps and call.span.is_recording():
                 cost = total_cost(response_trace_for(call))
                 if cost is not None:
                     call.span.set_attribute(semconv.A2A_STEP_COST, cost)

@@ -33,7 +33,7 @@ def get_tracer() -> Tracer:
     return STATE.tracer or trace.get_tracer(semconv.INSTRUMENTATION_NAME)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class ServerCall:
     """The A2A request an agent is serving, shared by everything that runs on its behalf.
 
