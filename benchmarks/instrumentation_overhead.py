@@ -15,6 +15,10 @@ between three modes, so all see the same machine state:
 - ``traced-no-ext``: as ``traced`` but the client does not ask for the traceability and
   timestamp extensions (``request_extensions=False``), so the agent adds no timestamps or
   steps to its responses: the cost of the extensions is the difference to ``traced``.
+- ``traced-no-meta``: as ``traced`` but the trace context travels in the HTTP headers only
+  (``propagate_in_metadata=False``): the difference to ``traced`` is what carrying it in the
+  message metadata as well costs (a2a-sdk converts metadata through protobuf's pure-Python
+  JSON code on both ends).
 - ``unsampled``: ``A2AInstrumentor`` on with an ALWAYS_OFF sampler: context is still
   propagated (headers, metadata, extensions) but no span is recorded, which splits the
   cost between propagation/bookkeeping and span recording.
@@ -52,8 +56,8 @@ from coordbench.testing import LoopbackServer
 WARMUP = 200
 BLOCKS = 20
 BLOCK_SIZE = 60  # 20 x 60 = 1,200 calls per mode and per streaming setting
-MODES = ("sdk-defaults", "sdk-quiet", "traced", "traced-no-ext", "unsampled")
-TRACED_MODES = ("traced", "traced-no-ext", "unsampled")
+MODES = ("sdk-defaults", "sdk-quiet", "traced", "traced-no-ext", "traced-no-meta", "unsampled")
+TRACED_MODES = ("traced", "traced-no-ext", "traced-no-meta", "unsampled")
 
 
 class Worker(AgentExecutor):
@@ -148,6 +152,7 @@ async def _measure(url: str, streaming: bool) -> Result:
                         instrumentor.instrument(
                             tracer_provider=unsampled if mode == "unsampled" else provider,
                             request_extensions=mode != "traced-no-ext",
+                            propagate_in_metadata=mode != "traced-no-meta",
                         )
                     elif mode == "sdk-quiet":
                         suppress_sdk_spans()
@@ -181,18 +186,21 @@ def report(results: list[Result]) -> str:
         "## Instrumentation overhead (`benchmarks/instrumentation_overhead.py`)",
         "",
         f"A loopback A2A call to a task-mode agent (task, working, artifact, completed). {BLOCKS} rounds of "
-        f"{BLOCK_SIZE}-call blocks rotate over five modes after {WARMUP} warm-up calls: `sdk-defaults` "
+        f"{BLOCK_SIZE}-call blocks rotate over six modes after {WARMUP} warm-up calls: `sdk-defaults` "
         "(not instrumented, a2a-sdk's own telemetry decorators on, as installed), `sdk-quiet` (not "
         "instrumented, those decorators off, as with `OTEL_INSTRUMENTATION_A2A_SDK_ENABLED=false`) and "
         "`traced` (A2AInstrumentor on; CLIENT and SERVER span per call through a BatchSpanProcessor), "
-        "`traced-no-ext` (the same without asking for the traceability and timestamp extensions) and "
+        "`traced-no-ext` (the same without asking for the traceability and timestamp extensions), "
+        "`traced-no-meta` (the same with the trace context in the HTTP headers only, not also in the message "
+        "metadata) and "
         "`unsampled` (A2AInstrumentor on with an ALWAYS_OFF sampler: context propagated, no span recorded). "
         "Client and agent share the process, so the cost of tracing both ends is counted.",
         "",
         "| call | calls/mode | sdk-defaults median (µs) | sdk-quiet median (µs) | traced median (µs) "
         "| traced / sdk-quiet | overhead vs sdk-quiet: median · 5%-trimmed mean · mean (µs) "
-        "| traced-no-ext median (µs) | unsampled median (µs) | traced / sdk-defaults | spans exported |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| traced-no-ext median (µs) | traced-no-meta median (µs) | unsampled median (µs) | traced / sdk-defaults "
+        "| spans exported |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         base = "sdk-quiet"
@@ -202,7 +210,8 @@ def report(results: list[Result]) -> str:
             f"| {r.median_us('traced') / r.median_us(base):.3f} "
             f"| {r.median_us('traced') - r.median_us(base):,.1f} · "
             f"{r.trimmed_us('traced') - r.trimmed_us(base):,.1f} · {r.mean_us('traced') - r.mean_us(base):,.1f} "
-            f"| {r.median_us('traced-no-ext'):,.0f} | {r.median_us('unsampled'):,.0f} "
+            f"| {r.median_us('traced-no-ext'):,.0f} | {r.median_us('traced-no-meta'):,.0f} "
+            f"| {r.median_us('unsampled'):,.0f} "
             f"| {r.median_us('traced') / r.median_us('sdk-defaults'):.3f} "
             f"| {r.spans:,} |"
         )
@@ -220,7 +229,9 @@ def report(results: list[Result]) -> str:
         "",
         "Reading the figures: the overhead covers both ends of the call (client and agent share the process). "
         "`traced` minus `traced-no-ext` is the price of serving the extensions the client asks for (timestamps and "
-        "steps in the response metadata, which a2a-sdk converts through protobuf JSON); `traced-no-ext` minus "
+        "steps in the response metadata, which a2a-sdk converts through protobuf JSON); `traced` minus "
+        "`traced-no-meta` is carrying the trace context in the message metadata too (`propagate_in_metadata=False` "
+        "saves it when every hop keeps HTTP headers); `traced-no-ext` minus "
         "`unsampled` is span recording in the OpenTelemetry SDK; `unsampled` minus `sdk-quiet` is propagation "
         "(a2a-sdk serialising the extra headers and message metadata) plus our bookkeeping. Because the "
         "instrumentor also silences a2a-sdk's own decorators, a traced call costs about what an untraced one "

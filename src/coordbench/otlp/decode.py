@@ -63,8 +63,9 @@ __all__ = [
 FORMAT_PROTOBUF = "otlp/protobuf"
 """Payload: one serialised ``Span`` (what durable storage keeps)."""
 FORMAT_PROTOBUF_BATCH = "otlp/protobuf-batch"
-"""Payload: ``(request, resource index, scope index, span index)``; ``request`` is the export
-request's bytes, or the parsed ``ExportTraceServiceRequest``."""
+"""Payload: ``(request, scope, span)``: ``request`` is the export request's bytes (or the parsed
+``ExportTraceServiceRequest``), ``scope`` the position of the span's ``ScopeSpans`` among all the
+request's scopes, ``span`` its position in that scope."""
 FORMAT_JSON = "otlp/json"
 
 _ZERO_TRACE = bytes(16)
@@ -168,9 +169,11 @@ def _walk(request: ExportTraceServiceRequest, holder: bytes | ExportTraceService
     append = result.spans.append
     make = tuple.__new__  # builds the EncodedSpan without its Python-level __new__: this loop is the ingest hot path
     fmt = FORMAT_PROTOBUF_BATCH
-    for r, resource_spans in enumerate(request.resource_spans):
+    scope_index = -1  # the scope's position among all the request's scopes, in walking order
+    for resource_spans in request.resource_spans:
         resource = _attributes(resource_spans.resource.attributes)
-        for s, scope_spans in enumerate(resource_spans.scope_spans):
+        for scope_spans in resource_spans.scope_spans:
+            scope_index += 1
             envelope = Envelope(resource, scope_spans.scope.name)
             for k, span in enumerate(scope_spans.spans):
                 trace_id, span_id, parent = span.trace_id, span.span_id, span.parent_span_id
@@ -186,8 +189,15 @@ def _walk(request: ExportTraceServiceRequest, holder: bytes | ExportTraceService
                 # Where the span is, not the parsed message: keeping ~100k upb wrappers alive (GC-tracked,
                 # each pinning its request's arena) measured 2.6x the memory and 40% slower ingest, and
                 # re-serialising every span cost twice the parse.
-                append(make(EncodedSpan, (trace_id, span_id, parent, fmt, (holder, r, s, k), envelope)))
+                append(make(EncodedSpan, (trace_id, span_id, parent, fmt, (holder, scope_index, k), envelope)))
     return result
+
+
+_Scopes = list[Any]  # the ``spans`` containers of a request's scopes, in walking order
+
+
+def _scopes_of(request: ExportTraceServiceRequest) -> _Scopes:
+    return [scope.spans for resource in request.resource_spans for scope in resource.scope_spans]
 
 
 class _ParsedRequests:
@@ -195,32 +205,38 @@ class _ParsedRequests:
 
     def __init__(self, size: int) -> None:
         self._size = size
-        self._entries: OrderedDict[int, tuple[bytes, ExportTraceServiceRequest]] = OrderedDict()
+        self._entries: OrderedDict[int, tuple[object, _Scopes]] = OrderedDict()
+        self._last: tuple[object, _Scopes] = (None, [])
         self._lock = threading.Lock()  # traces may be read from worker threads
 
-    def get(self, body: bytes) -> ExportTraceServiceRequest:
-        key = id(body)  # the entry holds ``body``, so its id cannot be reused while cached
+    def scopes(self, holder: bytes | ExportTraceServiceRequest) -> _Scopes:
+        last = self._last  # one read: another thread may replace the pair, never half of it
+        if last[0] is holder:  # a trace's spans mostly come in runs from the same request
+            return last[1]
+        key = id(holder)  # the entry holds ``holder``, so its id cannot be reused while cached
         with self._lock:
             entry = self._entries.get(key)
-            if entry is not None and entry[0] is body:
+            if entry is not None and entry[0] is holder:
                 self._entries.move_to_end(key)
+                self._last = entry
                 return entry[1]
-        request = ExportTraceServiceRequest.FromString(body)
+        request = ExportTraceServiceRequest.FromString(holder) if isinstance(holder, bytes) else holder
+        entry = (holder, _scopes_of(request))
         with self._lock:
-            self._entries[key] = (body, request)
+            self._entries[key] = entry
             self._entries.move_to_end(key)
             while len(self._entries) > self._size:
                 self._entries.popitem(last=False)
-        return request
+            self._last = entry
+        return entry[1]
 
 
 _PARSED = _ParsedRequests(8)
 
 
 def _batch_span(encoded: EncodedSpan) -> Span:
-    holder, r, s, k = cast("tuple[bytes | ExportTraceServiceRequest, int, int, int]", encoded.payload)
-    request = _PARSED.get(holder) if isinstance(holder, bytes) else holder
-    return request.resource_spans[r].scope_spans[s].spans[k]
+    holder, scope, k = cast("tuple[bytes | ExportTraceServiceRequest, int, int]", encoded.payload)
+    return _PARSED.scopes(holder)[scope][k]
 
 
 def _batch_span_data(encoded: EncodedSpan) -> SpanData:
