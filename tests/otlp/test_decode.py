@@ -7,16 +7,8 @@ import json
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from coordbench.otlp import (
-    FORMAT_PROTOBUF,
-    FORMAT_PROTOBUF_BATCH,
-    OtlpDecodeError,
-    decode_json,
-    decode_protobuf,
-    export_request,
-    export_request_json,
-)
-from coordbench.spans import EncodedSpan, SpanData, SpanEvent, SpanKind, StatusCode
+from coordbench.otlp import OtlpDecodeError, decode_json, decode_protobuf, export_request, export_request_json
+from coordbench.spans import SpanData, SpanEvent, SpanKind, StatusCode
 from support.spans import TRACE, sid
 
 SPAN = SpanData(
@@ -45,33 +37,47 @@ def test_protobuf_round_trip_is_exact() -> None:
     assert encoded.decode() == SPAN
 
 
-def test_spans_of_many_requests_read_back_from_their_own_request() -> None:
-    """Spans point into their request's bytes: each reads back as itself, across resources,
-    scopes and more requests than the parsed-request cache holds, read in interleaved order,
-    and durable storage gets each span's own encoding."""
-    requests: list[list[SpanData]] = []
-    for r in range(12):
-        spans = [
-            SPAN._replace(
-                span_id=sid(100 * r + i + 1),
-                name=f"span {r}.{i}",
-                resource={"service.name": f"agent-{r}-{i % 2}"},
-                scope_name=f"scope-{i % 3}",
-            )
-            for i in range(6)
-        ]
-        requests.append(spans)
-    decoded = [decode_protobuf(export_request(spans).SerializeToString()).spans for spans in requests]
-    assert all(e.fmt == FORMAT_PROTOBUF_BATCH for batch in decoded for e in batch)
-    by_id = {s.span_id: s for spans in requests for s in spans}
-    interleaved = [batch[i] for i in range(6) for batch in decoded]
-    assert [e.decode() for e in interleaved] == [by_id[e.span_id.hex()] for e in interleaved]
-    fmt, payload = interleaved[0].dump()
-    assert fmt == FORMAT_PROTOBUF
-    assert (
-        EncodedSpan(*interleaved[0][:3], fmt, payload, interleaved[0].envelope).decode()
-        == by_id[interleaved[0].span_id.hex()]
-    )
+def _many_spans() -> list[SpanData]:
+    return [
+        SPAN._replace(
+            span_id=sid(i + 1),
+            name=f"span {i}",
+            resource={"service.name": f"agent-{i % 3}"},
+            scope_name=f"scope-{i % 2}",
+        )
+        for i in range(12)
+    ]
+
+
+def test_each_span_keeps_the_bytes_its_sender_wrote() -> None:
+    """Spans are sliced out of the request (several resources and scopes), not re-serialised."""
+    spans = _many_spans()
+    request = export_request(spans)
+    assert len(request.resource_spans) > 1  # several resources (and scopes) to walk
+    result = decode_protobuf(request.SerializeToString())
+    sent = {s.span_id: s.SerializeToString() for r in request.resource_spans for sc in r.scope_spans for s in sc.spans}
+    assert [e.payload for e in result.spans] == [sent[e.span_id] for e in result.spans]
+    assert sorted(e.decode() for e in result.spans) == sorted(spans)
+
+
+def test_unknown_group_field_falls_back_to_serialising_each_span() -> None:
+    """A deprecated group field (wire types 3/4) is legal protobuf the slicer does not walk: still decoded."""
+    body = export_request(_many_spans()).SerializeToString() + bytes([0x9B, 0x06, 0x9C, 0x06])  # field 99 group
+    result = decode_protobuf(body)
+    assert sorted(e.decode() for e in result.spans) == sorted(_many_spans())
+
+
+def test_slices_that_do_not_line_up_are_not_used(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A safety net for the slicer: slices in the wrong order are detected and not stored."""
+    import coordbench.otlp.decode as decode_module
+
+    real = decode_module.span_slices
+    monkeypatch.setattr(decode_module, "span_slices", lambda body: [list(reversed(s)) for s in real(body)])
+    result = decode_protobuf(export_request(_many_spans()).SerializeToString())
+    assert sorted(e.decode() for e in result.spans) == sorted(_many_spans())
+    assert "do not line up" in caplog.text
 
 
 def test_json_round_trip_is_exact() -> None:

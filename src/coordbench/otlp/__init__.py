@@ -3,7 +3,6 @@
 from coordbench.otlp.decode import (
     FORMAT_JSON,
     FORMAT_PROTOBUF,
-    FORMAT_PROTOBUF_BATCH,
     DecodeResult,
     OtlpDecodeError,
     decode_json,
@@ -16,7 +15,6 @@ from coordbench.otlp.encode import export_request, export_request_json, span_mes
 __all__ = [
     "FORMAT_JSON",
     "FORMAT_PROTOBUF",
-    "FORMAT_PROTOBUF_BATCH",
     "DecodeResult",
     "OtlpDecodeError",
     "decode_json",

@@ -1,15 +1,9 @@
 """Decoding OTLP trace exports (protobuf and JSON) into encoded domain spans. Pure: no I/O.
 
-The walk keeps per span only what grouping needs (trace id, span id, parent id) plus where
-the span sits in its export request: spans of one protobuf request share the request's bytes
-(format ``otlp/protobuf-batch``) instead of being re-serialised one by one, which was two
-thirds of the decoding time. :meth:`~coordbench.spans.EncodedSpan.decode` builds the full
-:class:`~coordbench.spans.SpanData` later, when someone reads the trace; it parses each
-request once for all the spans read from it (a small cache of parsed requests).
-
-A request stays in memory while any of its spans is stored, so a store that evicted most of a
-request's traces still holds the whole request (at most ``max_body_bytes`` per surviving span,
-in practice the size of the other spans sent with it).
+The walk keeps per span only what grouping needs (trace id, span id, parent id) plus the
+span's own encoding, sliced out of the request as the sender wrote it
+(:mod:`coordbench.otlp.wire`); :meth:`~coordbench.spans.EncodedSpan.decode` builds the full
+:class:`~coordbench.spans.SpanData` later, when someone reads the trace.
 
 OTLP/JSON is not the protobuf JSON mapping: ids are hex, enums are integers, 64-bit integers
 may be strings, and unknown fields must be ignored, so it is walked directly rather than
@@ -25,8 +19,8 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import threading
-from collections import Counter, OrderedDict
+import logging
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -37,6 +31,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from coordbench.errors import CoordbenchError
+from coordbench.otlp.wire import WireError, span_slices
 from coordbench.spans import (
     AttributeValue,
     EncodedSpan,
@@ -51,7 +46,6 @@ from coordbench.spans import (
 __all__ = [
     "FORMAT_JSON",
     "FORMAT_PROTOBUF",
-    "FORMAT_PROTOBUF_BATCH",
     "DecodeResult",
     "OtlpDecodeError",
     "decode_json",
@@ -60,12 +54,9 @@ __all__ = [
     "encoded_span",
 ]
 
+logger = logging.getLogger(__name__)
+
 FORMAT_PROTOBUF = "otlp/protobuf"
-"""Payload: one serialised ``Span`` (what durable storage keeps)."""
-FORMAT_PROTOBUF_BATCH = "otlp/protobuf-batch"
-"""Payload: ``(request, scope, span)``: ``request`` is the export request's bytes (or the parsed
-``ExportTraceServiceRequest``), ``scope`` the position of the span's ``ScopeSpans`` among all the
-request's scopes, ``span`` its position in that scope."""
 FORMAT_JSON = "otlp/json"
 
 _ZERO_TRACE = bytes(16)
@@ -143,7 +134,7 @@ def decode_protobuf(body: bytes) -> DecodeResult:
     """Decode an ``application/x-protobuf`` export request.
 
     Args:
-        body: The (decompressed) request body; the spans keep a reference to it.
+        body: The (decompressed) request body.
 
     Returns:
         The spans with valid ids, and the rejected ones counted by reason.
@@ -151,31 +142,50 @@ def decode_protobuf(body: bytes) -> DecodeResult:
     Raises:
         OtlpDecodeError: If the body is not a valid ``ExportTraceServiceRequest``.
     """
+    body = body if type(body) is bytes else bytes(body)  # the store keeps slices of it: immutable bytes
     request = ExportTraceServiceRequest()
     try:
         request.ParseFromString(body)
     except DecodeError as exc:
         raise OtlpDecodeError(f"cannot decode ExportTraceServiceRequest (protobuf): {exc}") from exc
-    return _walk(request, bytes(body))
+    return _walk(request, _slices(request, body))
+
+
+def _slices(request: ExportTraceServiceRequest, body: bytes) -> list[list[bytes]] | None:
+    """Each scope's span bytes as sent, if they line up with the parsed request (else ``None``)."""
+    try:
+        slices = span_slices(body)
+    except WireError:
+        return None  # a framing the slicer does not handle (groups): each span is serialised instead
+    scopes = [scope.spans for resource in request.resource_spans for scope in resource.scope_spans]
+    if len(slices) != len(scopes) or any(
+        len(raw) != len(spans) or (raw and spans[0].span_id not in raw[0])
+        for raw, spans in zip(slices, scopes, strict=True)
+    ):
+        logger.warning("OTLP span slices do not line up with the parsed request; serialising each span instead")
+        return None
+    return slices
 
 
 def decode_request(request: ExportTraceServiceRequest) -> DecodeResult:
-    """Walk an already parsed export request (the spans keep a reference to it)."""
-    return _walk(request, request)
+    """Walk an already parsed export request (each span is serialised again for the store)."""
+    return _walk(request, None)
 
 
-def _walk(request: ExportTraceServiceRequest, holder: bytes | ExportTraceServiceRequest) -> DecodeResult:
+def _walk(request: ExportTraceServiceRequest, encoded: list[list[bytes]] | None) -> DecodeResult:
+    """Walk a parsed request; ``encoded`` holds each scope's span bytes, when sliced from the body."""
     result = DecodeResult()
     append = result.spans.append
     make = tuple.__new__  # builds the EncodedSpan without its Python-level __new__: this loop is the ingest hot path
-    fmt = FORMAT_PROTOBUF_BATCH
-    scope_index = -1  # the scope's position among all the request's scopes, in walking order
+    scope_index = 0
     for resource_spans in request.resource_spans:
         resource = _attributes(resource_spans.resource.attributes)
         for scope_spans in resource_spans.scope_spans:
-            scope_index += 1
             envelope = Envelope(resource, scope_spans.scope.name)
-            for k, span in enumerate(scope_spans.spans):
+            spans = scope_spans.spans
+            raw = encoded[scope_index] if encoded is not None else None
+            scope_index += 1
+            for index, span in enumerate(spans):
                 trace_id, span_id, parent = span.trace_id, span.span_id, span.parent_span_id
                 if (
                     len(trace_id) != 16
@@ -186,65 +196,11 @@ def _walk(request: ExportTraceServiceRequest, holder: bytes | ExportTraceService
                 ):
                     result.rejected[_check_ids(trace_id, span_id, parent) or "invalid ids"] += 1
                     continue
-                # Where the span is, not the parsed message: keeping ~100k upb wrappers alive (GC-tracked,
-                # each pinning its request's arena) measured 2.6x the memory and 40% slower ingest, and
-                # re-serialising every span cost twice the parse.
-                append(make(EncodedSpan, (trace_id, span_id, parent, fmt, (holder, scope_index, k), envelope)))
+                # Bytes, not the parsed message: keeping ~100k upb wrappers alive (GC-tracked, each
+                # pinning its request's arena) measured 2.6x the memory and 40% slower ingest.
+                payload = raw[index] if raw is not None else span.SerializeToString()
+                append(make(EncodedSpan, (trace_id, span_id, parent, FORMAT_PROTOBUF, payload, envelope)))
     return result
-
-
-_Scopes = list[Any]  # the ``spans`` containers of a request's scopes, in walking order
-
-
-def _scopes_of(request: ExportTraceServiceRequest) -> _Scopes:
-    return [scope.spans for resource in request.resource_spans for scope in resource.scope_spans]
-
-
-class _ParsedRequests:
-    """The last few export requests parsed for reading, so a trace's spans parse each request once."""
-
-    def __init__(self, size: int) -> None:
-        self._size = size
-        self._entries: OrderedDict[int, tuple[object, _Scopes]] = OrderedDict()
-        self._last: tuple[object, _Scopes] = (None, [])
-        self._lock = threading.Lock()  # traces may be read from worker threads
-
-    def scopes(self, holder: bytes | ExportTraceServiceRequest) -> _Scopes:
-        last = self._last  # one read: another thread may replace the pair, never half of it
-        if last[0] is holder:  # a trace's spans mostly come in runs from the same request
-            return last[1]
-        key = id(holder)  # the entry holds ``holder``, so its id cannot be reused while cached
-        with self._lock:
-            entry = self._entries.get(key)
-            if entry is not None and entry[0] is holder:
-                self._entries.move_to_end(key)
-                self._last = entry
-                return entry[1]
-        request = ExportTraceServiceRequest.FromString(holder) if isinstance(holder, bytes) else holder
-        entry = (holder, _scopes_of(request))
-        with self._lock:
-            self._entries[key] = entry
-            self._entries.move_to_end(key)
-            while len(self._entries) > self._size:
-                self._entries.popitem(last=False)
-            self._last = entry
-        return entry[1]
-
-
-_PARSED = _ParsedRequests(8)
-
-
-def _batch_span(encoded: EncodedSpan) -> Span:
-    holder, scope, k = cast("tuple[bytes | ExportTraceServiceRequest, int, int]", encoded.payload)
-    return _PARSED.scopes(holder)[scope][k]
-
-
-def _batch_span_data(encoded: EncodedSpan) -> SpanData:
-    return _span_data(encoded, _batch_span(encoded))
-
-
-def _batch_dump(encoded: EncodedSpan) -> tuple[str, bytes]:
-    return FORMAT_PROTOBUF, _batch_span(encoded).SerializeToString()
 
 
 _KINDS = tuple(SpanKind)
@@ -261,10 +217,7 @@ def _status(value: int) -> StatusCode:
 
 def _protobuf_span_data(encoded: EncodedSpan) -> SpanData:
     payload = encoded.payload
-    return _span_data(encoded, payload if isinstance(payload, Span) else Span.FromString(payload))
-
-
-def _span_data(encoded: EncodedSpan, span: Span) -> SpanData:
+    span = payload if isinstance(payload, Span) else Span.FromString(payload)
     return SpanData(
         trace_id=encoded.trace_id.hex(),
         span_id=encoded.span_id.hex(),
@@ -498,5 +451,4 @@ def _json_dump(encoded: EncodedSpan) -> tuple[str, bytes]:
 
 
 register_span_format(FORMAT_PROTOBUF, _protobuf_span_data, _protobuf_dump)
-register_span_format(FORMAT_PROTOBUF_BATCH, _batch_span_data, _batch_dump)
 register_span_format(FORMAT_JSON, _json_decoded, _json_dump)
