@@ -1,9 +1,9 @@
 """OTLP/gRPC trace receiver (``TraceService/Export``), sharing the decoder and the store.
 
 The method is registered with no request deserializer, so the servicer gets the request's
-bytes and decodes them with the same function as the HTTP receiver: the stored spans point
-into those bytes (no parsed message is kept), and an undecodable request is answered
-``INVALID_ARGUMENT`` with the decoder's message.
+bytes and decodes them with the same function as the HTTP receiver (each span keeps its own
+bytes, sliced out of the request rather than re-serialised), and an undecodable request is
+answered ``INVALID_ARGUMENT`` with the decoder's message.
 """
 
 from __future__ import annotations
