@@ -32,12 +32,15 @@ from __future__ import annotations
 import asyncio
 import gc
 import statistics
+import subprocess
+import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import httpx
-from a2a.client import ClientConfig, ClientFactory
+from a2a.client import Client, ClientConfig, ClientFactory
 from a2a.client.card_resolver import A2ACardResolver
 from a2a.helpers import new_task_from_user_message, new_text_message
 from a2a.server.agent_execution import AgentExecutor, RequestContext
@@ -51,7 +54,9 @@ from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 from coordbench.a2a import build_agent_card, create_a2a_app
 from coordbench.instrument import A2AInstrumentor
 from coordbench.instrument._sdk_spans import restore_sdk_spans, suppress_sdk_spans
-from coordbench.testing import LoopbackServer
+from coordbench.testing import LoopbackServer, bind_loopback
+
+HERE = Path(__file__).resolve().parent
 
 WARMUP = 200
 BLOCKS = 20
@@ -105,6 +110,7 @@ class GcClock:
 @dataclass
 class Result:
     streaming: bool
+    processes: int = 1
     samples: dict[str, list[int]] = field(default_factory=lambda: {m: [] for m in MODES})
     gc_ns: dict[str, int] = field(default_factory=lambda: dict.fromkeys(MODES, 0))
     spans: int = 0
@@ -122,26 +128,30 @@ class Result:
         return statistics.fmean(self.samples[mode]) / 1e3
 
 
-async def _measure(url: str, streaming: bool) -> Result:
+async def _measure(url_of: Callable[[str], str], streaming: bool, processes: int = 1) -> Result:
+    """Rotate blocks over the modes; ``url_of(mode)`` is the agent each mode calls."""
     exporter = CountingExporter()
     provider = TracerProvider()
     provider.add_span_processor(BatchSpanProcessor(exporter, max_queue_size=100_000))
     unsampled = TracerProvider(sampler=ALWAYS_OFF)
     instrumentor = A2AInstrumentor()
-    result = Result(streaming)
+    result = Result(streaming, processes)
     async with httpx.AsyncClient(timeout=30) as http:
-        card = await A2ACardResolver(http, url).get_agent_card()
-        client = ClientFactory(ClientConfig(streaming=streaming, httpx_client=http)).create(card)
+        clients: dict[str, Client] = {}
+        for url in sorted({url_of(mode) for mode in MODES}):
+            card = await A2ACardResolver(http, url).get_agent_card()
+            clients[url] = ClientFactory(ClientConfig(streaming=streaming, httpx_client=http)).create(card)
 
-        async def call() -> int:
+        async def call(mode: str) -> int:
+            client = clients[url_of(mode)]
             request = SendMessageRequest(message=new_text_message("ping", role=Role.ROLE_USER))
             start = time.perf_counter_ns()
             async for _event in client.send_message(request):
                 pass
             return time.perf_counter_ns() - start
 
-        for _ in range(WARMUP):
-            await call()
+        for i in range(WARMUP):
+            await call(MODES[i % len(MODES)])
         clock = GcClock()
         gc.callbacks.append(clock)
         try:
@@ -158,7 +168,7 @@ async def _measure(url: str, streaming: bool) -> Result:
                         suppress_sdk_spans()
                     gc_before = clock.total_ns
                     for _ in range(BLOCK_SIZE):
-                        result.samples[mode].append(await call())
+                        result.samples[mode].append(await call(mode))
                     result.gc_ns[mode] += clock.total_ns - gc_before
                     if mode in TRACED_MODES:
                         instrumentor.uninstrument()
@@ -166,22 +176,65 @@ async def _measure(url: str, streaming: bool) -> Result:
                         restore_sdk_spans()
         finally:
             gc.callbacks.remove(clock)
-        await client.close()
+        for client in clients.values():
+            await client.close()
     provider.shutdown()
     result.spans = exporter.count
     return result
 
 
+AGENT_OF_MODE = {
+    "sdk-defaults": "defaults",
+    "sdk-quiet": "quiet",
+    "traced": "traced",
+    "traced-no-ext": "traced",
+    "traced-no-meta": "traced",
+    "unsampled": "unsampled",
+}
+"""The agent process each mode calls in the across-processes run (the options that differ are the client's)."""
+
+
+def _start_agent(mode: str) -> tuple[subprocess.Popen[bytes], str]:
+    sock = bind_loopback()
+    port = sock.getsockname()[1]
+    sock.close()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "benchmarks.overhead_agent", str(port), mode],
+        cwd=HERE.parent,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}/"
+    for _ in range(400):
+        try:
+            if httpx.get(f"{url}.well-known/agent-card.json", timeout=1).status_code == 200:
+                return proc, url
+        except httpx.TransportError:
+            time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError(f"benchmark agent ({mode}) did not start")
+
+
 def run() -> list[Result]:
-    """Measure non-streaming and streaming calls."""
+    """Non-streaming and streaming calls, agent in this process, then agents in their own processes."""
     with LoopbackServer(
         lambda url: create_a2a_app(build_agent_card("bench", url, description="bench"), Worker())
     ) as url:
-        return [asyncio.run(_measure(url, streaming)) for streaming in (False, True)]
+        results = [asyncio.run(_measure(lambda _mode: url, streaming)) for streaming in (False, True)]
+    agents = {mode: _start_agent(mode) for mode in sorted(set(AGENT_OF_MODE.values()))}
+    try:
+        urls = {mode: agents[agent][1] for mode, agent in AGENT_OF_MODE.items()}
+        results += [asyncio.run(_measure(urls.__getitem__, streaming, processes=2)) for streaming in (False, True)]
+    finally:
+        for proc, _url in agents.values():
+            proc.terminate()
+            proc.wait(timeout=20)
+    return results
 
 
 def report(results: list[Result]) -> str:
     """The markdown section for docs/benchmarks.md."""
+    one_process = [r for r in results if r.processes == 1]
     lines = [
         "## Instrumentation overhead (`benchmarks/instrumentation_overhead.py`)",
         "",
@@ -194,17 +247,21 @@ def report(results: list[Result]) -> str:
         "`traced-no-meta` (the same with the trace context in the HTTP headers only, not also in the message "
         "metadata) and "
         "`unsampled` (A2AInstrumentor on with an ALWAYS_OFF sampler: context propagated, no span recorded). "
-        "Client and agent share the process, so the cost of tracing both ends is counted.",
+        "*One process*: client and agent share the process (the agent on a uvicorn thread), so the cost of "
+        "tracing both ends is counted in one heap. *Two processes*: the agent runs in its own process, one per "
+        "agent-side setting (as-installed, quiet, traced, unsampled), as in a real deployment; the call still "
+        "waits for both ends, so both costs are counted. Spans exported are this (the client's) process's.",
         "",
-        "| call | calls/mode | sdk-defaults median (µs) | sdk-quiet median (µs) | traced median (µs) "
+        "| agent | call | calls/mode | sdk-defaults median (µs) | sdk-quiet median (µs) | traced median (µs) "
         "| traced / sdk-quiet | overhead vs sdk-quiet: median · 5%-trimmed mean · mean (µs) "
         "| traced-no-ext median (µs) | traced-no-meta median (µs) | unsampled median (µs) | traced / sdk-defaults "
         "| spans exported |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         base = "sdk-quiet"
         lines.append(
+            f"| {'one process' if r.processes == 1 else 'two processes'} "
             f"| {'streaming' if r.streaming else 'non-streaming'} | {len(r.samples['traced']):,} "
             f"| {r.median_us('sdk-defaults'):,.0f} | {r.median_us(base):,.0f} | {r.median_us('traced'):,.0f} "
             f"| {r.median_us('traced') / r.median_us(base):.3f} "
@@ -219,11 +276,11 @@ def report(results: list[Result]) -> str:
         "",
         "Targets: overhead under 5% of a loopback call (traced / sdk-quiet < 1.05) and under 150 µs per call.",
         "",
-        "Time in the garbage collector per call, during each mode's blocks (non-streaming · streaming): "
-        "sdk-quiet "
-        + " · ".join(f"{r.gc_us_per_call('sdk-quiet'):,.1f}" for r in results)
+        "Time in the garbage collector per call, one process, during each mode's blocks "
+        "(non-streaming · streaming): sdk-quiet "
+        + " · ".join(f"{r.gc_us_per_call('sdk-quiet'):,.1f}" for r in one_process)
         + " µs, traced "
-        + " · ".join(f"{r.gc_us_per_call('traced'):,.1f}" for r in results)
+        + " · ".join(f"{r.gc_us_per_call('traced'):,.1f}" for r in one_process)
         + " µs; the difference is the collector's share of the overhead (collections triggered by one mode's "
         "garbage may run in the next block, so this share is approximate).",
         "",
