@@ -284,7 +284,7 @@ def report(results: list[Result]) -> str:
         + " µs; the difference is the collector's share of the overhead (collections triggered by one mode's "
         "garbage may run in the next block, so this share is approximate).",
         "",
-        "Reading the figures: the overhead covers both ends of the call (client and agent share the process). "
+        "Reading the figures: the overhead covers both ends of the call, in both settings. "
         "`traced` minus `traced-no-ext` is the price of serving the extensions the client asks for (timestamps and "
         "steps in the response metadata, which a2a-sdk converts through protobuf JSON); `traced` minus "
         "`traced-no-meta` is carrying the trace context in the message metadata too (`propagate_in_metadata=False` "
