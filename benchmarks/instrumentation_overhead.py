@@ -1,8 +1,9 @@
 """Per-call overhead of A2AInstrumentor on a loopback A2A call.
 
-One agent (a task-mode executor: task, working, artifact, completed) is served by uvicorn on
-127.0.0.1; a cached a2a-sdk client calls it from this process. Blocks of calls rotate
-between three modes, so all see the same machine state:
+A task-mode agent (task, working, artifact, completed) is served by uvicorn on 127.0.0.1,
+first on a thread of this process, then in processes of its own (``benchmarks.overhead_agent``,
+one per agent-side setting); cached a2a-sdk clients call it from this process. Blocks of
+calls rotate between the modes below, so all see the same machine state:
 
 - ``sdk-defaults``: not instrumented, a2a-sdk as installed. Its own telemetry decorators are
   on by default (``OTEL_INSTRUMENTATION_A2A_SDK_ENABLED``) and cost time even with no tracer
