@@ -89,7 +89,12 @@ async def serve_store(app: FastAPI, settings: Settings, store: TraceStore) -> As
     if settings.grpc_port is not None:
         token = settings.token.get_secret_value() if settings.token else None
         grpc_receiver = GrpcReceiver(
-            store, host=settings.host, port=settings.grpc_port, max_message_bytes=settings.max_body_bytes, token=token
+            store,
+            host=settings.host,
+            port=settings.grpc_port,
+            max_message_bytes=settings.max_body_bytes,
+            token=token,
+            decode_in_thread_bytes=settings.decode_in_thread_bytes,
         )
         app.state.grpc_port = await grpc_receiver.start()
     try:

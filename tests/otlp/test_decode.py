@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+from typing import cast
 
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -123,6 +125,35 @@ def test_json_follows_otlp_not_protobuf_json() -> None:
     assert span.service_name == "svc"
 
 
+def test_json_accepts_what_protobuf_json_writers_send() -> None:
+    """Enum names, doubles as strings (NaN, Infinity), empty values; what the protobuf JSON mapping allows."""
+    attributes = [
+        {"key": "nan", "value": {"doubleValue": "NaN"}},
+        {"key": "inf", "value": {"doubleValue": "-Infinity"}},
+        {"key": "d", "value": {"doubleValue": "0.5"}},
+        {"key": "empty", "value": {}},
+        {"key": "missing"},
+        {"key": "array", "value": {"arrayValue": {}}},
+        {"key": "kv", "value": {"kvlistValue": {"values": [{"key": "a", "value": {"boolValue": False}}]}}},
+    ]
+    span = {
+        "traceId": TRACE,
+        "spanId": sid(1),
+        "kind": "SPAN_KIND_CONSUMER",
+        "status": {"code": "STATUS_CODE_OK"},
+        "attributes": attributes,
+    }
+    doc = {"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}
+    (encoded,) = decode_json(json.dumps(doc).encode()).spans
+    decoded = encoded.decode()
+    assert (decoded.kind, decoded.status_code) == (SpanKind.CONSUMER, StatusCode.OK)
+    attrs = decoded.attributes
+    assert math.isnan(cast("float", attrs["nan"]))
+    assert attrs["inf"] == -math.inf and attrs["d"] == 0.5
+    assert (attrs["empty"], attrs["missing"], attrs["array"]) == (None, None, ())
+    assert attrs["kv"] == {"a": False}
+
+
 def _proto_with_ids(trace_id: bytes, span_id: bytes, parent: bytes = b"") -> bytes:
     request = ExportTraceServiceRequest()
     spans = request.resource_spans.add().scope_spans.add().spans
@@ -152,6 +183,10 @@ def test_spans_with_bad_ids_are_rejected_and_counted(
     assert result.rejection_message() == f"1 spans rejected: {reason} (1)"
 
 
+def _attr(value: object) -> dict[str, object]:
+    return {"traceId": TRACE, "spanId": sid(1), "attributes": [{"key": "k", "value": value}]}
+
+
 @pytest.mark.parametrize(
     ("span", "reason"),
     [
@@ -164,6 +199,19 @@ def test_spans_with_bad_ids_are_rejected_and_counted(
             "invalid startTimeUnixNano (not an integer)",
         ),
         ({"traceId": TRACE, "spanId": sid(1), "attributes": {"k": "v"}}, "invalid attributes (not a list)"),
+        (_attr({"arrayValue": {"values": 5}}), "invalid arrayValue (values is not a list)"),
+        (_attr({"arrayValue": [1]}), "invalid arrayValue (not an object)"),
+        (_attr({"kvlistValue": {"values": True}}), "invalid kvlistValue (values is not a list)"),
+        (_attr({"kvlistValue": []}), "invalid kvlistValue (not an object)"),
+        (_attr({"boolValue": "false"}), "invalid boolValue (not true or false)"),
+        (_attr({"stringValue": 1}), "invalid stringValue (not a string)"),
+        (_attr({"doubleValue": True}), "invalid doubleValue (not a number)"),
+        (_attr({"doubleValue": "lots"}), "invalid doubleValue (not a number)"),
+        (_attr({"bytesValue": 7}), "invalid bytesValue (not base64)"),
+        (_attr(0), "invalid attribute value (not an object)"),
+        ({"traceId": TRACE, "spanId": sid(1), "status": {"message": 3}}, "invalid status.message (not a string)"),
+        ({"traceId": TRACE, "spanId": sid(1), "events": [{"name": ["e"]}]}, "invalid event name (not a string)"),
+        ({"traceId": TRACE, "spanId": sid(1), "kind": "SPAN_KIND_SIDEWAYS"}, "invalid kind (not an integer)"),
     ],
 )
 def test_malformed_json_spans_are_rejected_alone(span: dict[str, object], reason: str) -> None:

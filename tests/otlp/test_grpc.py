@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import grpc
 import httpx
 import pytest
@@ -11,8 +13,10 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
+import coordbench.otlp.grpc
 from conftest import Backend, StartBackend
 from coordbench.otlp import export_request
+from coordbench.otlp.decode import DecodeResult, decode_protobuf
 from support.spans import span
 
 
@@ -67,3 +71,27 @@ def test_undecodable_request_is_invalid_argument(backend: Backend) -> None:
     assert bad.value.code() is grpc.StatusCode.INVALID_ARGUMENT  # type: ignore[attr-defined]
     assert "cannot decode ExportTraceServiceRequest" in bad.value.details()  # type: ignore[attr-defined]
     assert backend.stats()["received"] == 0
+
+
+@pytest.mark.parametrize("threshold", [0, 1 << 30], ids=["off-the-loop", "on-the-loop"])
+def test_large_requests_are_decoded_off_the_event_loop(
+    start_backend: StartBackend, monkeypatch: pytest.MonkeyPatch, threshold: int
+) -> None:
+    backend = start_backend(decode_in_thread_bytes=threshold)
+    threads: list[str] = []
+
+    def decode(body: bytes) -> DecodeResult:  # the real decoder, noting which thread ran it
+        threads.append(threading.current_thread().name)
+        return decode_protobuf(body)
+
+    monkeypatch.setattr(coordbench.otlp.grpc, "decode_protobuf", decode)
+    export(backend.grpc_port, export_request([span("big")]))
+    with grpc.insecure_channel(f"127.0.0.1:{backend.grpc_port}") as channel:
+        export_raw = channel.unary_unary("/opentelemetry.proto.collector.trace.v1.TraceService/Export")
+        with pytest.raises(grpc.RpcError) as bad:
+            export_raw(b"\x0a\xff\xff", timeout=10)
+    assert bad.value.code() is grpc.StatusCode.INVALID_ARGUMENT  # type: ignore[attr-defined]
+    loop_thread = f"uvicorn:{backend.server.port}"  # LoopbackServer's event-loop thread
+    assert len(threads) == 2
+    assert all((name != loop_thread) == (threshold == 0) for name in threads), threads
+    assert (backend.stats()["stored"], backend.stats()["received"]) == (1, 1)

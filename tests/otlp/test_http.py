@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import threading
 import zlib
 from collections.abc import AsyncIterator
 
@@ -18,8 +19,10 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
+import coordbench.otlp.http
 from conftest import Backend, StartBackend
 from coordbench.otlp import export_request, export_request_json
+from coordbench.otlp.decode import DecodeResult, decode_protobuf
 from support.spans import TRACE, call, serve, sid, span
 
 PROTO = {"Content-Type": "application/x-protobuf"}
@@ -205,3 +208,58 @@ def test_bearer_token(start_backend: StartBackend) -> None:
     assert httpx.get(f"{backend.url}/v1/stats").status_code == 401
     assert httpx.get(f"{backend.url}/healthz").status_code == 200
     assert backend.stats()["stored"] == 3
+
+
+def test_a_malformed_attribute_rejects_its_span_not_the_export(backend: Backend) -> None:
+    sent = spans_body()
+    doc = export_request_json(sent)
+    doc["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["attributes"] = [
+        {"key": "tags", "value": {"arrayValue": {"values": 5}}}
+    ]
+    response = httpx.post(f"{backend.url}/v1/traces", content=json.dumps(doc), headers=JSON)
+    assert response.status_code == 200
+    assert response.json()["partialSuccess"] == {
+        "rejectedSpans": "1",
+        "errorMessage": "1 spans rejected: invalid arrayValue (values is not a list) (1)",
+    }
+    stats = backend.stats()
+    assert (stats["received"], stats["rejected"], stats["stored"]) == (len(sent), 1, len(sent) - 1)
+
+
+def test_a_decoder_bug_is_a_500_with_a_status_and_stores_nothing(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(body: bytes) -> object:
+        raise RuntimeError("decoder bug")
+
+    monkeypatch.setattr(coordbench.otlp.http, "decode_json", broken)
+    response = httpx.post(
+        f"{backend.url}/v1/traces", content=json.dumps(export_request_json(spans_body())), headers=JSON
+    )
+    assert response.status_code == 500
+    assert status_of(response) == status_pb2.Status(
+        code=13, message="the receiver failed to decode this export (see its log)"
+    )
+    assert backend.stats()["received"] == 0
+
+
+@pytest.mark.parametrize("threshold", [0, 1 << 30], ids=["off-the-loop", "on-the-loop"])
+def test_large_bodies_are_decoded_off_the_event_loop(
+    start_backend: StartBackend, monkeypatch: pytest.MonkeyPatch, threshold: int
+) -> None:
+    backend = start_backend(decode_in_thread_bytes=threshold)
+    threads: list[str] = []
+
+    def decode(body: bytes) -> DecodeResult:  # the real decoder, noting which thread ran it
+        threads.append(threading.current_thread().name)
+        return decode_protobuf(body)
+
+    monkeypatch.setattr(coordbench.otlp.http, "decode_protobuf", decode)
+    good = httpx.post(
+        f"{backend.url}/v1/traces", content=export_request(spans_body()).SerializeToString(), headers=PROTO
+    )
+    bad = httpx.post(f"{backend.url}/v1/traces", content=b"\x0a\xff\xff", headers=PROTO)
+    assert (good.status_code, bad.status_code) == (200, 400)
+    loop_thread = f"uvicorn:{backend.server.port}"  # LoopbackServer's event-loop thread
+    assert len(threads) == 2
+    assert all((name != loop_thread) == (threshold == 0) for name in threads), threads

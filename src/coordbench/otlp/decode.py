@@ -273,34 +273,70 @@ def _json_int(value: Any, field_name: str) -> int:
     raise _Bad(f"invalid {field_name} (not an integer)")
 
 
+_KIND_NAMES = {f"SPAN_KIND_{kind.name}": index for index, kind in enumerate(_KINDS)}
+_STATUS_NAMES = {f"STATUS_CODE_{code.name}": index for index, code in enumerate(_STATUSES)}
+
+
+def _json_enum(value: Any, names: Mapping[str, int], field_name: str) -> int:
+    """An OTLP/JSON enum: an integer as OTLP says, or its protobuf name as protobuf JSON writes it."""
+    if type(value) is str and value in names:
+        return names[value]
+    return _json_int(value, field_name)
+
+
+def _json_double(raw: Any) -> float:
+    # ``float`` also takes "NaN", "Infinity" and "-Infinity", as the protobuf JSON mapping does
+    if type(raw) is float or type(raw) is int or type(raw) is str:
+        try:
+            return float(raw)
+        except ValueError:
+            pass
+    raise _Bad("invalid doubleValue (not a number)")
+
+
+def _json_values(raw: Any, kind: str) -> Any:
+    """The ``values`` list of an ``arrayValue`` or ``kvlistValue`` object (empty when absent)."""
+    if type(raw) is not dict:
+        raise _Bad(f"invalid {kind} (not an object)")
+    items = raw.get("values")
+    if items is None:
+        return ()
+    if type(items) is not list:
+        raise _Bad(f"invalid {kind} (values is not a list)")
+    return items
+
+
 def _json_value(value: Any) -> AttributeValue:
     # Hot path (one call per attribute): exact type checks (json.loads makes plain dicts and
-    # lists) and no typing.cast calls, which are function calls at run time.
+    # lists) and no typing.cast calls, which are function calls at run time. A value of the
+    # wrong JSON type rejects the span rather than being coerced: bool("false") is True.
     if type(value) is not dict:
         raise _Bad("invalid attribute value (not an object)")
     for kind, raw in value.items():
         if kind == "stringValue":
-            return raw if type(raw) is str else str(raw)
+            if type(raw) is not str:
+                raise _Bad("invalid stringValue (not a string)")
+            return raw
         if kind == "intValue":
             return _json_int(raw, "intValue")
         if kind == "boolValue":
-            return bool(raw)
+            if type(raw) is not bool:
+                raise _Bad("invalid boolValue (not true or false)")
+            return raw
         if kind == "doubleValue":
-            try:
-                return float(raw)
-            except (TypeError, ValueError):
-                raise _Bad("invalid doubleValue") from None
+            return _json_double(raw)
         if kind == "arrayValue":
-            items = raw.get("values") if type(raw) is dict else None
-            return tuple(_json_value(x) for x in items or ())
+            return tuple(_json_value(x) for x in _json_values(raw, "arrayValue"))
         if kind == "kvlistValue":
-            return _json_attributes(raw.get("values") if type(raw) is dict else None)
+            return _json_attributes(_json_values(raw, "kvlistValue") or None)
         if kind == "bytesValue":
+            if type(raw) is not str:
+                raise _Bad("invalid bytesValue (not base64)")
             try:
-                return base64.b64decode(str(raw), validate=True)
+                return base64.b64decode(raw, validate=True)
             except (binascii.Error, ValueError):
                 raise _Bad("invalid bytesValue (not base64)") from None
-    return None
+    return None  # an empty AnyValue, or only fields this version does not know (ignored, as OTLP says)
 
 
 def _json_attributes(pairs: Any) -> dict[str, AttributeValue]:
@@ -313,11 +349,9 @@ def _json_attributes(pairs: Any) -> dict[str, AttributeValue]:
         key = pair.get("key") if type(pair) is dict else None
         if type(key) is not str:
             raise _Bad("invalid attribute (needs a string key)")
-        out[key] = _json_value(pair.get("value") or _EMPTY)
+        value = pair.get("value")
+        out[key] = None if value is None else _json_value(value)
     return out
-
-
-_EMPTY: dict[str, Any] = {}
 
 
 def _objects(value: Any, where: str) -> list[Mapping[str, Any]]:
@@ -386,6 +420,8 @@ def _json_span_data(
         raise _Bad("invalid status (not an object)")
     status_map = cast("Mapping[str, Any]", status)
     message = status_map.get("message", "")
+    if not isinstance(message, str):
+        raise _Bad("invalid status.message (not a string)")
     events: list[SpanEvent] = []
     raw_events: Any = span.get("events") or []
     if not isinstance(raw_events, list):
@@ -394,9 +430,12 @@ def _json_span_data(
         if not isinstance(event, Mapping):
             raise _Bad("invalid event (not an object)")
         e = cast("Mapping[str, Any]", event)
+        event_name = e.get("name", "")
+        if not isinstance(event_name, str):
+            raise _Bad("invalid event name (not a string)")
         events.append(
             SpanEvent(
-                str(e.get("name", "")),
+                event_name,
                 _json_int(e.get("timeUnixNano"), "timeUnixNano"),
                 _json_attributes(e.get("attributes")),
             )
@@ -406,12 +445,12 @@ def _json_span_data(
         span_id=span_id.hex(),
         parent_span_id=parent.hex() or None,
         name=name,
-        kind=_kind(_json_int(span.get("kind"), "kind")),
+        kind=_kind(_json_enum(span.get("kind"), _KIND_NAMES, "kind")),
         start_time_unix_nano=_json_int(span.get("startTimeUnixNano"), "startTimeUnixNano"),
         end_time_unix_nano=_json_int(span.get("endTimeUnixNano"), "endTimeUnixNano"),
         attributes=_json_attributes(span.get("attributes")),
-        status_code=_status(_json_int(status_map.get("code"), "status.code")),
-        status_message=message if isinstance(message, str) else str(message),
+        status_code=_status(_json_enum(status_map.get("code"), _STATUS_NAMES, "status.code")),
+        status_message=message,
         resource=envelope.resource,
         events=tuple(events),
         scope_name=envelope.scope_name,

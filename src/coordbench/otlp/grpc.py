@@ -3,13 +3,16 @@
 The method is registered with no request deserializer, so the servicer gets the request's
 bytes and decodes them with the same function as the HTTP receiver (each span keeps its own
 bytes, sliced out of the request rather than re-serialised), and an undecodable request is
-answered ``INVALID_ARGUMENT`` with the decoder's message.
+answered ``INVALID_ARGUMENT`` with the decoder's message. Requests larger than
+``decode_in_thread_bytes`` are decoded on a worker thread, as over HTTP, so one large export
+does not stall the event loop both receivers share.
 """
 
 from __future__ import annotations
 
 import logging
 
+import anyio.to_thread
 import grpc
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
@@ -27,9 +30,10 @@ _Context = grpc.aio.ServicerContext[bytes, ExportTraceServiceResponse]
 
 
 class _TraceService:
-    def __init__(self, store: TraceStore, token: str | None) -> None:
+    def __init__(self, store: TraceStore, token: str | None, decode_in_thread_bytes: int) -> None:
         self.store = store
         self.token = token
+        self.decode_in_thread_bytes = decode_in_thread_bytes
 
     async def Export(self, request: bytes, context: _Context) -> ExportTraceServiceResponse:
         metadata = dict(context.invocation_metadata() or ())
@@ -37,7 +41,10 @@ class _TraceService:
         if not bearer_ok(authorization if isinstance(authorization, str) else None, self.token):
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
         try:
-            result = decode_protobuf(request)
+            if len(request) > self.decode_in_thread_bytes:
+                result = await anyio.to_thread.run_sync(decode_protobuf, request)
+            else:
+                result = decode_protobuf(request)
         except OtlpDecodeError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, exc.message)
         if result.rejected:
@@ -64,11 +71,22 @@ class GrpcReceiver:
         port: Port (0: any free port; see :attr:`port` after :meth:`start`).
         max_message_bytes: Largest request accepted (gRPC's default is 4 MiB; OTLP recommends more).
         token: Bearer token to require, if any.
+        decode_in_thread_bytes: Larger requests are decoded on a worker thread, off the event loop.
     """
 
-    def __init__(self, store: TraceStore, *, host: str, port: int, max_message_bytes: int, token: str | None) -> None:
+    def __init__(
+        self,
+        store: TraceStore,
+        *,
+        host: str,
+        port: int,
+        max_message_bytes: int,
+        token: str | None,
+        decode_in_thread_bytes: int = 256 * 1024,
+    ) -> None:
         """Prepare the server (it starts in :meth:`start`)."""
         self._store = store
+        self._decode_in_thread_bytes = decode_in_thread_bytes
         self._host = host
         self._requested_port = port
         self._max = max_message_bytes
@@ -81,7 +99,7 @@ class GrpcReceiver:
         server = grpc.aio.server(options=[("grpc.max_receive_message_length", self._max), ("grpc.so_reuseport", 0)])
         handler: grpc.RpcMethodHandler[bytes, ExportTraceServiceResponse] = (
             grpc.unary_unary_rpc_method_handler(  # no request_deserializer: Export gets the bytes
-                _TraceService(self._store, self._token).Export,
+                _TraceService(self._store, self._token, self._decode_in_thread_bytes).Export,
                 response_serializer=ExportTraceServiceResponse.SerializeToString,
             )
         )

@@ -164,6 +164,11 @@ async def export_traces(request: Request) -> Response:
             )
         except OtlpDecodeError as exc:
             return status_response(400, code_pb2.INVALID_ARGUMENT, exc.message, content_type)
+        except Exception:  # a decoder bug: say so in OTLP's terms rather than a bare 500 page
+            logger.exception("OTLP export: decoding failed unexpectedly")
+            return status_response(
+                500, code_pb2.INTERNAL, "the receiver failed to decode this export (see its log)", content_type
+            )
     finally:
         inflight.current -= 1
     if result.rejected:
