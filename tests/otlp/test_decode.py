@@ -10,6 +10,7 @@ import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from coordbench.otlp import OtlpDecodeError, decode_json, decode_protobuf, export_request, export_request_json
+from coordbench.otlp.decode import MAX_VALUE_DEPTH
 from coordbench.spans import SpanData, SpanEvent, SpanKind, StatusCode
 from support.spans import TRACE, sid
 
@@ -244,6 +245,33 @@ def test_undecodable_protobuf(body: bytes, message: str) -> None:
 )
 def test_undecodable_json(body: bytes, message: str) -> None:
     with pytest.raises(OtlpDecodeError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        decode_json(body)
+
+
+def _nested(levels: int) -> dict[str, object]:
+    value: dict[str, object] = {"stringValue": "leaf"}
+    for level in range(levels):
+        value = (
+            {"arrayValue": {"values": [value]}}
+            if level % 2
+            else {"kvlistValue": {"values": [{"key": "k", "value": value}]}}
+        )
+    return value
+
+
+def test_attribute_nesting_is_bounded() -> None:
+    spans = [
+        {**_attr(_nested(MAX_VALUE_DEPTH)), "spanId": sid(1), "name": "deep"},
+        {**_attr(_nested(MAX_VALUE_DEPTH + 1)), "spanId": sid(2), "name": "too deep"},
+    ]
+    result = decode_json(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}).encode())
+    assert [s.decode().name for s in result.spans] == ["deep"]
+    assert dict(result.rejected) == {f"invalid attribute value (nested deeper than {MAX_VALUE_DEPTH} levels)": 1}
+
+
+def test_json_nested_beyond_the_parser_is_undecodable() -> None:
+    body = b'{"resourceSpans": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    with pytest.raises(OtlpDecodeError, match="nested too deeply"):
         decode_json(body)
 
 

@@ -116,6 +116,7 @@ def status_of(response: httpx.Response) -> status_pb2.Status:
     [
         (PROTO, b"\xff\x00garbage", 400, "cannot decode ExportTraceServiceRequest (protobuf)"),
         (JSON, b"{nope", 400, "cannot decode ExportTraceServiceRequest (JSON)"),
+        (JSON, b"[" * 100_000 + b"]" * 100_000, 400, "nested too deeply"),
         ({**PROTO, "Content-Encoding": "gzip"}, b"not gzip at all", 400, "cannot decompress gzip body"),
         ({**PROTO, "Content-Encoding": "gzip"}, gzip.compress(b"x" * 100)[:-8], 400, "cannot decompress gzip body"),
         ({"Content-Type": "text/plain"}, b"hi", 415, "unsupported Content-Type 'text/plain'"),

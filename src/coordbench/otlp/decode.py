@@ -46,6 +46,7 @@ from coordbench.spans import (
 __all__ = [
     "FORMAT_JSON",
     "FORMAT_PROTOBUF",
+    "MAX_VALUE_DEPTH",
     "DecodeResult",
     "OtlpDecodeError",
     "decode_json",
@@ -306,7 +307,16 @@ def _json_values(raw: Any, kind: str) -> Any:
     return items
 
 
-def _json_value(value: Any) -> AttributeValue:
+MAX_VALUE_DEPTH = 64
+"""Deepest nesting of array and key-value-list attribute values accepted in OTLP/JSON.
+
+Protobuf refuses messages nested deeper than 100 levels in all (about 45 levels of nested
+arrays in a span attribute); JSON gets an explicit bound of its own rather than Python's
+recursion limit.
+"""
+
+
+def _json_value(value: Any, depth: int = 0) -> AttributeValue:
     # Hot path (one call per attribute): exact type checks (json.loads makes plain dicts and
     # lists) and no typing.cast calls, which are function calls at run time. A value of the
     # wrong JSON type rejects the span rather than being coerced: bool("false") is True.
@@ -325,10 +335,13 @@ def _json_value(value: Any) -> AttributeValue:
             return raw
         if kind == "doubleValue":
             return _json_double(raw)
-        if kind == "arrayValue":
-            return tuple(_json_value(x) for x in _json_values(raw, "arrayValue"))
-        if kind == "kvlistValue":
-            return _json_attributes(_json_values(raw, "kvlistValue") or None)
+        if kind == "arrayValue" or kind == "kvlistValue":
+            if depth >= MAX_VALUE_DEPTH:
+                raise _Bad(f"invalid attribute value (nested deeper than {MAX_VALUE_DEPTH} levels)")
+            items = _json_values(raw, kind)
+            if kind == "arrayValue":
+                return tuple(_json_value(x, depth + 1) for x in items)
+            return _json_attributes(items or None, depth + 1)
         if kind == "bytesValue":
             if type(raw) is not str:
                 raise _Bad("invalid bytesValue (not base64)")
@@ -339,7 +352,7 @@ def _json_value(value: Any) -> AttributeValue:
     return None  # an empty AnyValue, or only fields this version does not know (ignored, as OTLP says)
 
 
-def _json_attributes(pairs: Any) -> dict[str, AttributeValue]:
+def _json_attributes(pairs: Any, depth: int = 0) -> dict[str, AttributeValue]:
     if pairs is None:
         return {}
     if type(pairs) is not list:
@@ -350,7 +363,7 @@ def _json_attributes(pairs: Any) -> dict[str, AttributeValue]:
         if type(key) is not str:
             raise _Bad("invalid attribute (needs a string key)")
         value = pair.get("value")
-        out[key] = None if value is None else _json_value(value)
+        out[key] = None if value is None else _json_value(value, depth)
     return out
 
 
@@ -378,6 +391,8 @@ def decode_json(body: bytes) -> DecodeResult:
         document = json.loads(body)
     except (ValueError, UnicodeDecodeError) as exc:
         raise OtlpDecodeError(f"cannot decode ExportTraceServiceRequest (JSON): {exc}") from exc
+    except RecursionError:
+        raise OtlpDecodeError("cannot decode ExportTraceServiceRequest (JSON): nested too deeply") from None
     if not isinstance(document, Mapping):
         raise OtlpDecodeError("cannot decode ExportTraceServiceRequest (JSON): the body must be an object")
     result = DecodeResult()
