@@ -49,6 +49,45 @@ def test_bad_settings_fail_fast_naming_the_variable(args: list[str], env: dict[s
     assert message in " ".join(result.stderr.split())
 
 
+def test_an_unusable_data_directory_is_one_clear_line(tmp_path: Path) -> None:
+    a_file = tmp_path / "spans"
+    a_file.write_text("not a directory")
+    not_a_database = tmp_path / "db"
+    not_a_database.mkdir()
+    (not_a_database / "traces.sqlite3").write_bytes(b"junk that is not SQLite" * 100)
+    cases = [
+        (a_file, f"cannot keep spans in data directory '{a_file}': it is not a directory"),
+        (
+            not_a_database,
+            f"cannot use '{not_a_database / 'traces.sqlite3'}' as the span database: file is not a database",
+        ),
+    ]
+    for data_dir, message in cases:
+        command = [*COMMAND, "receiver", "--no-grpc", "--port", str(free_port()), "--data-dir", str(data_dir)]
+        result = subprocess.run(command, capture_output=True, text=True, timeout=60)
+        assert result.returncode == 2
+        assert result.stderr.strip() == f"error: {message}"
+    assert (not_a_database / "traces.sqlite3").read_bytes() == b"junk that is not SQLite" * 100  # left alone
+
+
+@pytest.mark.parametrize("which", ["HTTP", "OTLP/gRPC"])
+def test_a_port_in_use_is_one_clear_line(which: str) -> None:
+    holder = bind_loopback()
+    holder.listen()
+    taken = holder.getsockname()[1]
+    http, grpc = (taken, free_port()) if which == "HTTP" else (free_port(), taken)
+    try:
+        for command in (["receiver"], ["green"]):
+            args = [*COMMAND, *command, "--port", str(http), "--grpc-port", str(grpc)]
+            result = subprocess.run(args, capture_output=True, text=True, timeout=60)
+            assert result.returncode == 1
+            assert (
+                result.stderr.strip() == f"error: {which}: cannot listen on 127.0.0.1:{taken}: address already in use"
+            )
+    finally:
+        holder.close()
+
+
 def _wait_ready(url: str, proc: subprocess.Popen[str]) -> None:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:

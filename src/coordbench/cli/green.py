@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-import uvicorn
 from rich.console import Console
 
 from coordbench.backend import tune_gc_for_ingest
+from coordbench.cli.serve import serve
 from coordbench.errors import ConfigurationError
 from coordbench.green import create_green_app, load_green_settings
 
@@ -52,10 +52,14 @@ def green(
         console.print(f"[red]error:[/red] {exc.message}")
         raise typer.Exit(2) from exc
     tune_gc_for_ingest()
-    app = create_green_app(settings)
     base = settings.card_url or f"http://{settings.host}:{settings.port}/"
-    console.print(
-        f"coordbench green '{settings.name}': A2A at {base}, OTLP/HTTP at {base.rstrip('/')}/v1/traces, "
-        f"results in {settings.output_dir or '(not written)'}"
+    serve(
+        console,
+        lambda: create_green_app(settings),
+        host=settings.host,
+        port=settings.port,
+        other_ports=[] if settings.grpc_port is None else [("OTLP/gRPC", settings.grpc_port)],
+        banner=f"coordbench green '{settings.name}': A2A at {base}, OTLP/HTTP at {base.rstrip('/')}/v1/traces, "
+        f"results in {settings.output_dir or '(not written)'}",
+        timeout_keep_alive=300,
     )
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", timeout_keep_alive=300)

@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-import uvicorn
 from rich.console import Console
 
 from coordbench.backend import create_app, tune_gc_for_ingest
+from coordbench.cli.serve import serve
 from coordbench.errors import ConfigurationError
 from coordbench.settings import load_settings
 
@@ -45,11 +45,14 @@ def receiver(
         console.print(f"[red]error:[/red] {exc.message}")
         raise typer.Exit(2) from exc
     tune_gc_for_ingest()
-    app = create_app(settings)
     grpc = "off" if settings.grpc_port is None else str(settings.grpc_port)
     storage = f"durable in {settings.data_dir}" if settings.data_dir else "in memory"
-    console.print(
-        f"coordbench receiver: http://{settings.host}:{settings.port}/v1/traces, OTLP/gRPC port {grpc}, spans {storage}"
-        f"{', bearer token required' if settings.token else ''}"
+    serve(
+        console,
+        lambda: create_app(settings),
+        host=settings.host,
+        port=settings.port,
+        other_ports=[] if settings.grpc_port is None else [("OTLP/gRPC", settings.grpc_port)],
+        banner=f"coordbench receiver: http://{settings.host}:{settings.port}/v1/traces, OTLP/gRPC port {grpc}, "
+        f"spans {storage}{', bearer token required' if settings.token else ''}",
     )
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")

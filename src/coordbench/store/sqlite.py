@@ -20,6 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
+from coordbench.errors import ConfigurationError
 from coordbench.spans import AttributeValue, EncodedSpan, Envelope
 from coordbench.store.base import StoredSpan
 
@@ -76,14 +77,27 @@ class SqlitePersistence:
     """
 
     def __init__(self, data_dir: str | Path, *, fsync: bool = False) -> None:
-        """Open (or create) the database."""
+        """Open (or create) the database.
+
+        Raises:
+            ConfigurationError: If the directory cannot be created or written, or holds a file
+                of that name that is not a SQLite database.
+        """
         directory = Path(data_dir)
-        directory.mkdir(parents=True, exist_ok=True)
         self.path = directory / "traces.sqlite3"
-        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(f"PRAGMA synchronous={'FULL' if fsync else 'NORMAL'}")
-        self._db.executescript(_SCHEMA)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        except (OSError, sqlite3.Error) as exc:
+            reason = "it is not a directory" if directory.exists() and not directory.is_dir() else str(exc)
+            raise ConfigurationError(f"cannot keep spans in data directory {str(directory)!r}: {reason}") from exc
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(f"PRAGMA synchronous={'FULL' if fsync else 'NORMAL'}")
+            self._db.executescript(_SCHEMA)
+        except sqlite3.Error as exc:
+            self._db.close()
+            raise ConfigurationError(f"cannot use {str(self.path)!r} as the span database: {exc}") from exc
         self._envelope_ids: dict[int, tuple[Envelope, int]] = {}
         self._envelope_keys: dict[str, int] = {}
         self._envelopes: dict[int, Envelope] = {}

@@ -1,0 +1,78 @@
+"""Starting a server command: ports checked up front, startup errors as one clear line."""
+
+from __future__ import annotations
+
+import errno
+import socket
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import typer
+import uvicorn
+from rich.console import Console
+
+from coordbench.errors import CoordbenchError
+
+__all__ = ["port_problem", "serve"]
+
+
+def port_problem(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be listened on right now, or ``None`` if it can.
+
+    Binds a throwaway socket the way uvicorn and gRPC do (``SO_REUSEADDR``), so a port held by
+    another process is reported before anything starts. Port 0 (any free port) always can.
+    """
+    if port == 0:
+        return None
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        return f"cannot resolve host {host!r}: {exc.strerror}"
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            reason = "address already in use" if exc.errno == errno.EADDRINUSE else (exc.strerror or str(exc))
+            return f"cannot listen on {host}:{port}: {reason}"
+    return None
+
+
+def serve(
+    console: Console,
+    build_app: Callable[[], Any],
+    *,
+    host: str,
+    port: int,
+    other_ports: Sequence[tuple[str, int]] = (),
+    banner: str,
+    **uvicorn_options: Any,
+) -> None:
+    """Check the ports, build the app, print ``banner`` and run uvicorn until interrupted.
+
+    Args:
+        console: Where errors and the banner go (stderr).
+        build_app: Builds the ASGI app; a :class:`~coordbench.errors.CoordbenchError` it raises
+            (an unusable data directory, say) is printed and exits with status 2.
+        host: Interface to bind.
+        port: The HTTP port.
+        other_ports: ``(label, port)`` of other listeners the app opens on ``host`` (OTLP/gRPC).
+        banner: One line saying what is being served.
+        **uvicorn_options: Passed to ``uvicorn.run``.
+
+    Raises:
+        typer.Exit: 1 if a port is taken, 2 if the app cannot be built.
+    """
+    for label, number in (("HTTP", port), *other_ports):
+        problem = port_problem(host, number)
+        if problem is not None:
+            console.print(f"[red]error:[/red] {label}: {problem}", soft_wrap=True)
+            raise typer.Exit(1)
+    try:
+        app = build_app()
+    except CoordbenchError as exc:
+        console.print(f"[red]error:[/red] {exc.message}", soft_wrap=True)
+        raise typer.Exit(2) from exc
+    console.print(banner)
+    uvicorn.run(app, host=host, port=port, log_level="warning", **uvicorn_options)
