@@ -37,16 +37,20 @@ TERMINAL = {
 class AgentClient:
     """One cached a2a-sdk client for one agent URL."""
 
-    def __init__(self, url: str, *, streaming: bool, timeout: float = 30.0) -> None:
+    def __init__(self, url: str, *, streaming: bool, timeout: float = 30.0, bindings: tuple[str, ...] = ()) -> None:
         self.url = url
         self.streaming = streaming
+        self.bindings = list(bindings)  # empty: JSON-RPC
         self.http = httpx.AsyncClient(timeout=timeout)
         self._client: Any = None
 
     async def _get(self) -> Any:
         if self._client is None:
             card = await A2ACardResolver(self.http, self.url).get_agent_card()
-            self._client = ClientFactory(ClientConfig(streaming=self.streaming, httpx_client=self.http)).create(card)
+            config = ClientConfig(
+                streaming=self.streaming, httpx_client=self.http, supported_protocol_bindings=self.bindings
+            )
+            self._client = ClientFactory(config).create(card)
         return self._client
 
     async def ask(self, text: str, *, context_id: str = "") -> tuple[str, str]:

@@ -81,6 +81,41 @@ async def test_chain_is_one_tree_with_a2a_attributes(
     assert {s.scope_name for s in spans} == {semconv.INSTRUMENTATION_NAME}
 
 
+@pytest.mark.parametrize("streaming", [False, True], ids=["send", "stream"])
+async def test_rest_binding_is_traced_like_json_rpc(
+    start_agent: StartAgent, span_exporter: RecordingSpanExporter, streaming: bool
+) -> None:
+    """HTTP+JSON (REST) calls: the same spans, parent from the headers, extensions served."""
+    b = start_agent("B")
+    a = start_agent("A", next_url=b, streaming=streaming)
+    client = AgentClient(a, streaming=streaming, bindings=("HTTP+JSON",))
+    state, text = await client.ask("hello world")
+    await client.close()
+    assert (state, text) == ("TASK_STATE_COMPLETED", "A(B(hello world))")
+
+    spans = await span_exporter.wait_for_async(lambda s: servers(s, 2))
+    tree = SpanTree(spans)
+    assert tree.call_chains() == [("pytest", "A", "B")]
+    assert not tree.orphans
+    client_span = tree.one(name="invoke_agent A", kind=SpanKind.CLIENT)
+    server_span = tree.one(name="invoke_agent A", kind=SpanKind.SERVER)
+    assert tree.parent(server_span) == client_span
+    ca, sa = client_span.attributes, server_span.attributes
+    assert ca[semconv.A2A_PROTOCOL_BINDING] == sa[semconv.A2A_PROTOCOL_BINDING] == "HTTP+JSON"
+    assert str(ca[semconv.A2A_AGENT_URL]).endswith("/rest")
+    method = "SendStreamingMessage" if streaming else "SendMessage"
+    for attrs in (ca, sa):
+        assert attrs[semconv.A2A_METHOD] == method
+        assert attrs[semconv.A2A_TASK_STATE] == "completed"
+        assert attrs[semconv.A2A_STREAMING] is streaming
+    assert ca[semconv.A2A_TASK_ID] == sa[semconv.A2A_TASK_ID] != ""
+    assert sa[semconv.A2A_REQUESTED_EXTENSIONS] == tuple(
+        sorted([semconv.TRACEABILITY_EXTENSION_URI, semconv.TIMESTAMP_EXTENSION_URI])
+    )
+    # A's own call to B went over JSON-RPC (its default)
+    assert tree.one(name="invoke_agent B", kind=SpanKind.SERVER).attributes[semconv.A2A_PROTOCOL_BINDING] == "JSONRPC"
+
+
 async def test_trace_context_travels_in_headers_and_metadata(
     start_agent: StartAgent, span_exporter: RecordingSpanExporter
 ) -> None:

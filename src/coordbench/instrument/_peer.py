@@ -80,7 +80,10 @@ def _describe(card: Any, transport: Any) -> Peer:
     port: int | None = None
     if url:
         try:
-            parts = urlsplit(url)
+            # a gRPC target is host:port or dns:///host:port rather than a URL
+            parts = urlsplit(url if "://" in url else "//" + url)
+            if parts.hostname is None and parts.path:
+                parts = urlsplit("//" + parts.path.lstrip("/"))
             address = parts.hostname
             port = parts.port or (443 if parts.scheme == "https" else 80 if parts.scheme == "http" else None)
         except ValueError:
@@ -97,6 +100,8 @@ def _describe(card: Any, transport: Any) -> Peer:
         attributes[semconv.A2A_PROTOCOL_BINDING] = binding
         if binding == "JSONRPC":
             attributes[semconv.RPC_SYSTEM_NAME] = "jsonrpc"
+        elif binding == "GRPC":
+            attributes[semconv.RPC_SYSTEM_NAME] = "grpc"
     if url:
         attributes[semconv.A2A_AGENT_URL] = url
     if address:

@@ -67,10 +67,30 @@ _TRACE_KEYS = (semconv.TRACEPARENT, semconv.TRACESTATE)
 
 
 def _headers(call_context: Any) -> Mapping[str, Any] | None:
+    """The request's HTTP headers, or its gRPC call metadata (keys lower-cased), if at hand."""
     state = _state_of(call_context)
-    headers = state.get("headers") if state is not None else None
+    if state is None:
+        return None
+    headers = state.get("headers")
     # ``type(...) is dict`` first: an isinstance check against the Mapping ABC is slow on the hot path
-    return cast("Mapping[str, Any]", headers) if type(headers) is dict or isinstance(headers, Mapping) else None
+    if type(headers) is dict or isinstance(headers, Mapping):
+        return cast("Mapping[str, Any]", headers)
+    grpc_context = state.get(_GRPC_CONTEXT)
+    return _grpc_metadata(grpc_context) if grpc_context is not None else None
+
+
+_GRPC_CONTEXT = "grpc_context"  # where a2a-sdk's GrpcHandler keeps the grpc.aio.ServicerContext
+
+
+def _grpc_metadata(grpc_context: Any) -> dict[str, str] | None:
+    metadata = grpc_context.invocation_metadata()
+    if metadata is None:
+        return None
+    out: dict[str, str] = {}
+    for key, value in metadata:
+        if not str(key).endswith("-bin"):  # binary metadata carries no trace context
+            out[str(key).lower()] = value.decode() if isinstance(value, bytes) else str(value)
+    return out
 
 
 def _state_of(call_context: Any) -> Mapping[str, Any] | None:
@@ -169,6 +189,9 @@ class _ServerRequest(CallRecord):
         if state is not None and "request_id" in state:
             attrs[semconv.A2A_PROTOCOL_BINDING] = "JSONRPC"
             attrs[semconv.RPC_SYSTEM_NAME] = "jsonrpc"
+        elif state is not None and _GRPC_CONTEXT in state:
+            attrs[semconv.A2A_PROTOCOL_BINDING] = "GRPC"
+            attrs[semconv.RPC_SYSTEM_NAME] = "grpc"
         elif headers is not None:
             attrs[semconv.A2A_PROTOCOL_BINDING] = "HTTP+JSON"
         requested: set[str] = getattr(call_context, "requested_extensions", None) or set()
