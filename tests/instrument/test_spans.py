@@ -7,7 +7,14 @@ import json
 import httpx
 import pytest
 from a2a.client import ClientCallContext
-from a2a.types import GetTaskRequest, SendMessageConfiguration, SendMessageRequest
+from a2a.types import (
+    CancelTaskRequest,
+    GetTaskRequest,
+    SendMessageConfiguration,
+    SendMessageRequest,
+    SubscribeToTaskRequest,
+    TaskState,
+)
 
 from agents.relay import AgentClient
 from conftest import StartAgent
@@ -244,3 +251,47 @@ async def test_message_only_agent(start_agent: StartAgent, span_exporter: Record
         assert semconv.A2A_TASK_STATE not in span.attributes
         assert span.attributes[semconv.GEN_AI_CONVERSATION_ID]
         assert span.attributes[semconv.A2A_RESPONSE_EVENTS] == 1
+
+
+async def test_subscribe_and_cancel_are_traced_on_both_sides(
+    start_agent: StartAgent, span_exporter: RecordingSpanExporter
+) -> None:
+    """A caller starts two slow tasks without waiting, follows one to the end and cancels the other."""
+    url = start_agent("Slow", delay=0.3)
+    client = AgentClient(url, streaming=True)
+    inner = await client._get()
+    started: list[str] = []
+    for text in ("follow me", "cancel me"):
+        request = SendMessageRequest(configuration=SendMessageConfiguration(return_immediately=True))
+        request.message.CopyFrom(_message(text))
+        async for event in inner.send_message(request):
+            if event.WhichOneof("payload") == "task":
+                started.append(event.task.id)
+                break
+    followed, cancelled = started
+    cancel_reply = await inner.cancel_task(CancelTaskRequest(id=cancelled))
+    states = [e async for e in inner.subscribe(SubscribeToTaskRequest(id=followed))]
+    await client.close()
+    assert cancel_reply.status.state == TaskState.TASK_STATE_CANCELED
+    final = states[-1]
+    final_state = (
+        final.status_update.status.state if final.WhichOneof("payload") == "status_update" else final.task.status.state
+    )
+    assert final_state == TaskState.TASK_STATE_COMPLETED
+
+    spans = await span_exporter.wait_for_async(lambda s: servers(s, 4))
+    tree = SpanTree(spans)
+    for name, task_id, state in (
+        ("CancelTask Slow", cancelled, "canceled"),
+        ("SubscribeToTask Slow", followed, "completed"),
+    ):
+        call = tree.one(name=name, kind=SpanKind.CLIENT)
+        served = tree.one(name=name, kind=SpanKind.SERVER)
+        assert tree.parent(served) == call
+        for span in (call, served):
+            assert span.attributes[semconv.A2A_TASK_ID] == task_id
+            assert span.attributes[semconv.A2A_TASK_STATE] == state
+            assert span.status_code is StatusCode.UNSET
+    subscribe = tree.one(name="SubscribeToTask Slow", kind=SpanKind.CLIENT)
+    assert subscribe.attributes[semconv.A2A_STREAMING] is True
+    assert subscribe.duration_ms >= 100  # it followed the task to its end
