@@ -26,6 +26,7 @@ __all__ = [
     "SpanData",
     "SpanEvent",
     "SpanKind",
+    "SpanLink",
     "StatusCode",
     "jsonable",
     "register_span_format",
@@ -69,6 +70,16 @@ class SpanEvent:
     attributes: Mapping[str, AttributeValue] = field(default_factory=dict[str, AttributeValue])
 
 
+@dataclass(frozen=True, slots=True)
+class SpanLink:
+    """A link from a span to another span, possibly of another trace (a follow-up, a batch)."""
+
+    trace_id: str
+    span_id: str
+    attributes: Mapping[str, AttributeValue] = field(default_factory=dict[str, AttributeValue])
+    trace_state: str = ""
+
+
 _NO_ATTRIBUTES: Mapping[str, AttributeValue] = MappingProxyType({})
 
 
@@ -93,6 +104,7 @@ class SpanData(NamedTuple):
         resource: Attributes of the resource that produced the span (``service.name``...).
         events: Span events, in the order recorded.
         scope_name: Name of the instrumentation scope that created the span.
+        links: Links to other spans, in the order recorded.
     """
 
     trace_id: str
@@ -108,6 +120,7 @@ class SpanData(NamedTuple):
     resource: Mapping[str, AttributeValue] = _NO_ATTRIBUTES
     events: tuple[SpanEvent, ...] = ()
     scope_name: str = ""
+    links: tuple[SpanLink, ...] = ()
 
     @property
     def service_name(self) -> str | None:
@@ -171,6 +184,15 @@ def span_data_from_readable(span: ReadableSpan) -> SpanData:
             for e in span.events
         ),
         scope_name=span.instrumentation_scope.name if span.instrumentation_scope is not None else "",
+        links=tuple(
+            SpanLink(
+                format(link.context.trace_id, "032x"),
+                format(link.context.span_id, "016x"),
+                {k: _freeze(v) for k, v in (link.attributes or {}).items()},
+                link.context.trace_state.to_header() if link.context.trace_state else "",
+            )
+            for link in span.links
+        ),
     )
 
 
@@ -277,6 +299,15 @@ def span_to_dict(span: SpanData) -> dict[str, Any]:
             for e in span.events
         ],
         "scope": span.scope_name,
+        "links": [
+            {
+                "trace_id": link.trace_id,
+                "span_id": link.span_id,
+                "trace_state": link.trace_state,
+                "attributes": {k: jsonable(v) for k, v in link.attributes.items()},
+            }
+            for link in span.links
+        ],
     }
 
 
@@ -315,4 +346,13 @@ def span_from_dict(data: Mapping[str, Any]) -> SpanData:
             for e in cast("list[dict[str, Any]]", data.get("events") or [])
         ),
         scope_name=str(data.get("scope", "")),
+        links=tuple(
+            SpanLink(
+                str(link["trace_id"]),
+                str(link["span_id"]),
+                {k: _from_jsonable(v) for k, v in cast("dict[str, Any]", link.get("attributes") or {}).items()},
+                str(link.get("trace_state", "")),
+            )
+            for link in cast("list[dict[str, Any]]", data.get("links") or [])
+        ),
     )

@@ -11,7 +11,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from coordbench.otlp import OtlpDecodeError, decode_json, decode_protobuf, export_request, export_request_json
 from coordbench.otlp.decode import MAX_VALUE_DEPTH
-from coordbench.spans import SpanData, SpanEvent, SpanKind, StatusCode
+from coordbench.spans import SpanData, SpanEvent, SpanKind, SpanLink, StatusCode
 from support.spans import TRACE, sid
 
 SPAN = SpanData(
@@ -28,6 +28,10 @@ SPAN = SpanData(
     resource={"service.name": "agent-a", "n": 1},
     events=(SpanEvent("exception", 1_700_000_000_100_000_000, {"exception.type": "E"}),),
     scope_name="scope",
+    links=(
+        SpanLink("ab" * 16, sid(40), {"a2a.link": "follow-up", "n": 2}, "vendor=1"),
+        SpanLink(TRACE, sid(41)),
+    ),
 )
 
 
@@ -213,6 +217,12 @@ def _attr(value: object) -> dict[str, object]:
         ({"traceId": TRACE, "spanId": sid(1), "status": {"message": 3}}, "invalid status.message (not a string)"),
         ({"traceId": TRACE, "spanId": sid(1), "events": [{"name": ["e"]}]}, "invalid event name (not a string)"),
         ({"traceId": TRACE, "spanId": sid(1), "kind": "SPAN_KIND_SIDEWAYS"}, "invalid kind (not an integer)"),
+        ({"traceId": TRACE, "spanId": sid(1), "links": {}}, "invalid links (not a list)"),
+        ({"traceId": TRACE, "spanId": sid(1), "links": [{"traceId": TRACE}]}, "invalid link spanId (missing)"),
+        (
+            {"traceId": TRACE, "spanId": sid(1), "links": [{"traceId": "x", "spanId": sid(2)}]},
+            "invalid link traceId (not hex)",
+        ),
     ],
 )
 def test_malformed_json_spans_are_rejected_alone(span: dict[str, object], reason: str) -> None:

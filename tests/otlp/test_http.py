@@ -18,6 +18,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.trace import Link
 
 import coordbench.otlp.http
 from conftest import Backend, StartBackend
@@ -41,13 +42,24 @@ def test_sdk_exporter_spans_are_stored(backend: Backend, compression: Compressio
     provider = TracerProvider(resource=Resource.create({"service.name": "sdk-client"}))
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     tracer = provider.get_tracer("t")
-    with tracer.start_as_current_span("parent") as parent, tracer.start_as_current_span("child"):
+    with tracer.start_as_current_span("elsewhere") as elsewhere:
+        pass
+    link = Link(elsewhere.get_span_context(), {"reason": "follow-up"})
+    with tracer.start_as_current_span("parent") as parent, tracer.start_as_current_span("child", links=[link]):
         pass
     provider.shutdown()
     trace_id = format(parent.get_span_context().trace_id, "032x")
     stored = trace(backend, trace_id)
     names = {s["name"]: s for s in stored["spans"]}  # type: ignore[union-attr]
     assert set(names) == {"parent", "child"}
+    assert names["child"]["links"] == [
+        {
+            "trace_id": format(elsewhere.get_span_context().trace_id, "032x"),
+            "span_id": format(elsewhere.get_span_context().span_id, "016x"),
+            "trace_state": "",
+            "attributes": {"reason": "follow-up"},
+        }
+    ]
     assert names["child"]["parent_span_id"] == names["parent"]["span_id"]
     assert names["child"]["resource"]["service.name"] == "sdk-client"
     assert stored["completeness"]["complete"] is True  # type: ignore[index]

@@ -21,7 +21,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from coordbench.otlp import OtlpDecodeError, decode_json, decode_protobuf, export_request, export_request_json
-from coordbench.spans import SpanData, SpanEvent, SpanKind
+from coordbench.spans import SpanData, SpanEvent, SpanKind, SpanLink
 from support.spans import sid, span
 
 ROUNDS = 1500
@@ -42,7 +42,7 @@ def _spans(count: int) -> list[SpanData]:
         )
         for i in range(count)
     ]
-    out[0] = out[0]._replace(events=(SpanEvent("e", 5, {"x": 1}),))
+    out[0] = out[0]._replace(events=(SpanEvent("e", 5, {"x": 1}),), links=(SpanLink("ab" * 16, sid(9), {"y": 2}),))
     return out
 
 

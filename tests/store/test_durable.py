@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from coordbench.otlp import decode_json, decode_protobuf, export_request, export_request_json
+from coordbench.spans import SpanLink
 from coordbench.store import SqlitePersistence, TraceStore
 from coordbench.testing import bind_loopback
 from support.spans import TRACE, call, serve, sid, span
@@ -24,9 +25,9 @@ async def test_spans_come_back_after_reopening(tmp_path: Path) -> None:
         span("root", span_id=sid(1), service="host", blob=b"\x00\x01"),
         call("host", "B", parent=sid(1), span_id=sid(2)),
     ]
-    json_spans = decode_json(
-        json.dumps(export_request_json([serve("B", parent=sid(2), span_id=sid(3))])).encode()
-    ).spans
+    link = SpanLink("ab" * 16, sid(99), {"reason": "follow-up"}, "k=v")
+    served = serve("B", parent=sid(2), span_id=sid(3))._replace(links=(link,))
+    json_spans = decode_json(json.dumps(export_request_json([served])).encode()).spans
     store = TraceStore(persistence=SqlitePersistence(tmp_path))
     await store.open()
     await store.add(decode_protobuf(export_request(spans).SerializeToString()).spans)
@@ -40,6 +41,7 @@ async def test_spans_come_back_after_reopening(tmp_path: Path) -> None:
     assert before is not None and after is not None
     assert after.spans == before.spans
     assert after.spans[0].attributes["blob"] == b"\x00\x01"
+    assert [s.links for s in after.spans if s.span_id == sid(3)] == [(link,)]  # JSON-ingested, kept whole
     # evicting a trace deletes it from disk too
     assert await reopened.delete(TRACE)
     await reopened.close()

@@ -39,6 +39,7 @@ from coordbench.spans import (
     SpanData,
     SpanEvent,
     SpanKind,
+    SpanLink,
     StatusCode,
     register_span_format,
 )
@@ -233,6 +234,12 @@ def _protobuf_span_data(encoded: EncodedSpan) -> SpanData:
         resource=encoded.envelope.resource,
         events=tuple(SpanEvent(e.name, e.time_unix_nano, _attributes(e.attributes)) for e in span.events),
         scope_name=encoded.envelope.scope_name,
+        links=tuple(
+            SpanLink(link.trace_id.hex(), link.span_id.hex(), _attributes(link.attributes), link.trace_state)
+            for link in span.links
+        )
+        if span.links
+        else (),
     )
 
 
@@ -455,6 +462,8 @@ def _json_span_data(
                 _json_attributes(e.get("attributes")),
             )
         )
+    raw_links: Any = span.get("links")
+    links: tuple[SpanLink, ...] = () if raw_links is None else _json_links(raw_links)
     return SpanData(
         trace_id=trace_id.hex(),
         span_id=span_id.hex(),
@@ -469,7 +478,29 @@ def _json_span_data(
         resource=envelope.resource,
         events=tuple(events),
         scope_name=envelope.scope_name,
+        links=links,
     )
+
+
+def _json_links(raw: Any) -> tuple[SpanLink, ...]:
+    if type(raw) is not list:
+        raise _Bad("invalid links (not a list)")
+    links: list[SpanLink] = []
+    for link in raw:
+        if type(link) is not dict:
+            raise _Bad("invalid link (not an object)")
+        trace_state = link.get("traceState") or ""
+        if type(trace_state) is not str:
+            raise _Bad("invalid link traceState (not a string)")
+        links.append(
+            SpanLink(
+                _hex_id(link.get("traceId"), 16, "link traceId").hex(),
+                _hex_id(link.get("spanId"), 8, "link spanId").hex(),
+                _json_attributes(link.get("attributes")),
+                trace_state,
+            )
+        )
+    return tuple(links)
 
 
 def encoded_span(span: SpanData) -> EncodedSpan:

@@ -67,6 +67,11 @@ def span_message(span: SpanData) -> Span:
     for event in span.events:
         added = message.events.add(name=event.name, time_unix_nano=event.time_unix_nano)
         added.attributes.extend(_key_values(event.attributes))
+    for link in span.links:
+        linked = message.links.add(
+            trace_id=bytes.fromhex(link.trace_id), span_id=bytes.fromhex(link.span_id), trace_state=link.trace_state
+        )
+        linked.attributes.extend(_key_values(link.attributes))
     return message
 
 
@@ -141,6 +146,16 @@ def export_request_json(spans: Iterable[SpanData]) -> dict[str, Any]:
             entry["events"] = [
                 {"name": e.name, "timeUnixNano": str(e.time_unix_nano), "attributes": _json_attributes(e.attributes)}
                 for e in span.events
+            ]
+        if span.links:
+            entry["links"] = [
+                {
+                    "traceId": link.trace_id,
+                    "spanId": link.span_id,
+                    "traceState": link.trace_state,
+                    "attributes": _json_attributes(link.attributes),
+                }
+                for link in span.links
             ]
         members.append(entry)
     return {"resourceSpans": resource_spans}
