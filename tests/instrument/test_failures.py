@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -175,3 +176,22 @@ async def test_instrumentation_bug_never_breaks_the_call(
     with pytest.raises(ZeroDivisionError, match="injected"):
         await client.ask("hi")
     await client.close()
+
+
+@pytest.mark.parametrize("streaming", [False, True], ids=["send", "stream"])
+async def test_caller_cancelled_mid_call(
+    start_agent: StartAgent, tracer_provider: TracerProvider, span_exporter: RecordingSpanExporter, streaming: bool
+) -> None:
+    """The caller gives up (``asyncio.wait_for``): it sees the same TimeoutError, and the span ends there."""
+    url = start_agent("Slow", delay=0.5)
+
+    async def give_up() -> list[Any]:
+        return await asyncio.wait_for(send(url, "hi", streaming=streaming), 0.1)
+
+    plain, traced = await with_and_without(give_up, tracer_provider)
+    assert traced == plain
+    assert plain[0] == "raised builtins.TimeoutError"
+    call = next(s for s in span_exporter.spans() if s.kind is SpanKind.CLIENT)  # already exported: it ended
+    assert call.status_code is StatusCode.ERROR
+    assert call.attributes[semconv.ERROR_TYPE] == "cancelled"
+    assert call.duration_ms < 400  # ended at the cancel (0.1 s), not when the agent finished (0.5 s)
