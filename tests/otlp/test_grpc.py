@@ -95,3 +95,18 @@ def test_large_requests_are_decoded_off_the_event_loop(
     assert len(threads) == 2
     assert all((name != loop_thread) == (threshold == 0) for name in threads), threads
     assert (backend.stats()["stored"], backend.stats()["received"]) == (1, 1)
+
+
+@pytest.mark.parametrize("compression", [grpc.Compression.NoCompression, grpc.Compression.Gzip], ids=["plain", "gzip"])
+def test_requests_over_the_size_cap_are_refused(start_backend: StartBackend, compression: grpc.Compression) -> None:
+    """The cap holds after decompression too: a small gzip body that inflates past it is refused."""
+    backend = start_backend(max_body_bytes=4096)
+    big = export_request([span("big", padding="x" * 20_000)])  # ~20 kB, compresses to a few hundred bytes
+    with grpc.insecure_channel(f"127.0.0.1:{backend.grpc_port}", compression=compression) as channel:
+        with pytest.raises(grpc.RpcError) as refused:
+            TraceServiceStub(channel).Export(big, timeout=10)
+        small = TraceServiceStub(channel).Export(export_request([span("small")]), timeout=10)
+    assert refused.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED  # type: ignore[attr-defined]
+    assert small is not None
+    stats = backend.stats()
+    assert (stats["received"], stats["stored"]) == (1, 1)
