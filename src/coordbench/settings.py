@@ -43,6 +43,9 @@ class Settings(BaseSettings):
     )
     max_inflight: int = Field(64, ge=1, description="Export requests decoded at once; more get 429.")
     retry_after: float = Field(2.0, gt=0, description="Retry-After (seconds) sent with 429 answers.")
+    body_timeout: float = Field(
+        30.0, gt=0, description="Seconds a client has to send an export's body; a slower one gets 408."
+    )
 
 
 SettingsT = TypeVar("SettingsT", bound=Settings)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import socket
 import threading
+import time
 import zlib
 from collections.abc import AsyncIterator
 
@@ -276,3 +278,30 @@ def test_large_bodies_are_decoded_off_the_event_loop(
     loop_thread = f"uvicorn:{backend.server.port}"  # LoopbackServer's event-loop thread
     assert len(threads) == 2
     assert all((name != loop_thread) == (threshold == 0) for name in threads), threads
+
+
+def test_a_stalled_body_gets_408_and_frees_its_slot(start_backend: StartBackend) -> None:
+    backend = start_backend(max_inflight=1, body_timeout=0.5)
+    port = int(backend.url.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as stalled:
+        head = (
+            "POST /v1/traces HTTP/1.1\r\nHost: x\r\n"
+            f"Content-Type: {PROTO['Content-Type']}\r\nContent-Length: 1000\r\n\r\n"
+        )
+        stalled.sendall(head.encode() + b"\x0a\x02")  # 2 of the 1,000 bytes promised, then nothing
+        started = time.monotonic()
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            chunk = stalled.recv(4096)
+            if not chunk:
+                break
+            answer += chunk
+        waited = time.monotonic() - started
+    status_line, _, rest = answer.partition(b"\r\n")
+    assert status_line == b"HTTP/1.1 408 Request Timeout"
+    assert b"connection: close" in rest.lower()
+    assert 0.4 <= waited < 5
+    # the slot is free again: a normal export goes through (max_inflight=1)
+    body = export_request(spans_body()).SerializeToString()
+    assert httpx.post(f"{backend.url}/v1/traces", content=body, headers=PROTO).status_code == 200
+    assert backend.stats()["received"] == 3

@@ -2,10 +2,10 @@
 
 Answers follow the OTLP specification: an ``ExportTraceServiceResponse`` in the request's
 encoding, ``partial_success`` for rejected spans, ``google.rpc.Status`` bodies for errors,
-400 for undecodable data, 413 over the size cap (also after decompression: no gzip bombs),
-415 for unknown content types or encodings, 429 when too many exports are being decoded and
-503 when the store is full, both with ``Retry-After``. Only spans that are stored are
-acknowledged.
+400 for undecodable data, 408 for a body not sent within ``body_timeout``, 413 over the size
+cap (also after decompression: no gzip bombs), 415 for unknown content types or encodings, 429
+when too many exports are being decoded and 503 when the store is full, both with
+``Retry-After``. Only spans that are stored are acknowledged.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 
+import anyio
 import anyio.to_thread
 from fastapi import APIRouter, Request, Response
 from google.rpc import code_pb2, status_pb2  # pyright: ignore[reportMissingTypeStubs] - generated, ships .pyi only
@@ -148,7 +149,9 @@ async def export_traces(request: Request) -> Response:
     inflight.current += 1
     try:
         try:
-            raw = await _read_body(request, limit)
+            # a client that stalls mid-body would otherwise hold an inflight slot for ever
+            with anyio.fail_after(settings.body_timeout):
+                raw = await _read_body(request, limit)
             work: Callable[[], DecodeResult] = lambda: _decode(raw, encoding, content_type, limit)  # noqa: E731
             result = await anyio.to_thread.run_sync(work) if len(raw) > settings.decode_in_thread_bytes else work()
         except _TooLarge:
@@ -157,6 +160,14 @@ async def export_traces(request: Request) -> Response:
                 code_pb2.RESOURCE_EXHAUSTED,
                 f"request body larger than {limit} bytes (after decompression)",
                 content_type,
+            )
+        except TimeoutError:
+            return status_response(
+                408,
+                code_pb2.DEADLINE_EXCEEDED,
+                f"request body not received within {settings.body_timeout:g} s",
+                content_type,
+                Connection="close",
             )
         except zlib.error as exc:
             return status_response(
