@@ -6,7 +6,8 @@ instrumentation's) from a load generator in another process over 4 keep-alive co
 Throughput counts only spans the store reports as stored (``/v1/stats``), over the load
 generator's wall time. Memory per stored span is the receiver's RSS growth divided by the
 spans it holds. The ceiling is ``ExportTraceServiceRequest.ParseFromString`` (plus gunzip for
-gzip bodies; ``json.loads`` for JSON) on the same bodies, timed here in this process.
+gzip bodies; ``json.loads`` for JSON) on the same bodies, timed here in this process. One more
+row runs protobuf into a durable receiver (``--data-dir``: SQLite), for what durability costs.
 """
 
 from __future__ import annotations
@@ -81,8 +82,11 @@ def _ceiling(payloads: list[bytes], fmt: str, compress: bool) -> float:
     return len(payloads) * SPANS_PER_REQUEST / best
 
 
-def _start_receiver(port: int) -> subprocess.Popen[bytes]:
+def _start_receiver(port: int, data_dir: str | None = None) -> subprocess.Popen[bytes]:
     env = {**os.environ, "COORDBENCH_MAX_SPANS": "10000000", "COORDBENCH_MAX_TRACES": "1000000"}
+    env.pop("COORDBENCH_DATA_DIR", None)
+    if data_dir is not None:
+        env["COORDBENCH_DATA_DIR"] = data_dir
     proc = subprocess.Popen(
         [sys.executable, "-m", "coordbench", "receiver", "--port", str(port), "--no-grpc"],
         env=env,
@@ -99,13 +103,14 @@ def _start_receiver(port: int) -> subprocess.Popen[bytes]:
     raise RuntimeError("receiver did not start")
 
 
-def measure(fmt: str, compress: bool) -> IngestResult:
+def measure(fmt: str, compress: bool, *, durable: bool = False) -> IngestResult:
     payloads = bodies(REQUESTS, fmt=fmt, compress=compress)
     raw_sizes = [len(gzip.decompress(b)) if compress else len(b) for b in payloads]
     sock = bind_loopback()
     port = sock.getsockname()[1]
     sock.close()
-    proc = _start_receiver(port)
+    data_dir = tempfile.TemporaryDirectory() if durable else None
+    proc = _start_receiver(port, data_dir.name if data_dir else None)
     try:
         with tempfile.NamedTemporaryFile(suffix=".pickle", delete=False) as handle:
             pickle.dump(payloads, handle)
@@ -133,9 +138,11 @@ def measure(fmt: str, compress: bool) -> IngestResult:
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+        if data_dir is not None:
+            data_dir.cleanup()
     stored_new = stats["spans"]
     return IngestResult(
-        mode=f"{fmt}{' + gzip' if compress else ''}",
+        mode=f"{fmt}{' + gzip' if compress else ''}{', durable' if durable else ''}",
         spans=stored_new,
         seconds=report["seconds"],
         statuses={str(k): v for k, v in report["statuses"].items()},
@@ -151,10 +158,15 @@ RUNS = 3
 def run() -> list[IngestResult]:
     """Each mode ``RUNS`` times; the run with the median throughput is reported."""
     results = []
-    for fmt in ("protobuf", "json"):
-        for compress in (False, True):
-            runs = sorted((measure(fmt, compress) for _ in range(RUNS)), key=lambda r: r.spans_per_s)
-            results.append(runs[len(runs) // 2])
+    for fmt, compress, durable in (
+        ("protobuf", False, False),
+        ("protobuf", True, False),
+        ("json", False, False),
+        ("json", True, False),
+        ("protobuf", False, True),
+    ):
+        runs = sorted((measure(fmt, compress, durable=durable) for _ in range(RUNS)), key=lambda r: r.spans_per_s)
+        results.append(runs[len(runs) // 2])
     return results
 
 
@@ -162,11 +174,14 @@ def report(results: list[IngestResult]) -> str:
     lines = [
         "## Receiver ingest (`benchmarks/ingest.py`)",
         "",
-        f"A fresh `coordbench receiver` process (memory store, one event loop) per run, median of {RUNS} runs per row; "
+        "A fresh `coordbench receiver` process (memory store unless durable, one event loop) per run, "
+        f"median of {RUNS} runs per row; "
         "a separate load-generator "
         f"process sends {REQUESTS} requests of {SPANS_PER_REQUEST} distinct spans over {CONNECTIONS} keep-alive "
         "connections. Spans/s counts spans the store holds afterwards (`/v1/stats`). The ceiling is parsing the "
-        "same bodies in this process (`ParseFromString`, or `json.loads` for JSON; gunzip included for gzip).",
+        "same bodies in this process (`ParseFromString`, or `json.loads` for JSON; gunzip included for gzip). "
+        "*Durable*: the same with `--data-dir` (SQLite in WAL mode, `synchronous=NORMAL`, written on its own "
+        "thread; a 200 means the batch is committed and survives a crash of the process).",
         "",
         "| body | spans stored | statuses | stored spans/s | ceiling spans/s | ceiling / stored | wire bytes/span "
         "| RSS bytes/stored span |",
