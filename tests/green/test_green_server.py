@@ -158,6 +158,11 @@ async def test_step_reports_peers_and_token(start_green: StartGreen) -> None:
         assert again.json()["duplicates"] == 1
         bad = await http.post(f"{base}/traces", json={"steps": [step, {**step, "call_type": "BOSS"}]}, headers=auth)
         assert bad.status_code == 400 and "steps[1]" in bad.json()["detail"]
+        # a value no OTLP span (and so no durable store) can hold is refused up front, not stored
+        huge = {**step, "step_id": "step-2", "additional_attributes": {"tokens": 10**30}}
+        refused = await http.post(f"{base}/traces", json={"steps": [huge]}, headers=auth)
+        assert refused.status_code == 400
+        assert refused.json()["detail"].endswith(f"attribute 'tokens': {10**30} is out of int64 range")
         assert (
             await http.post(f"{base}/traces", content=b"{", headers={**auth, "content-type": "application/json"})
         ).status_code == 400

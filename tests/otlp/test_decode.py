@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import cast
 
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from coordbench.otlp import OtlpDecodeError, decode_json, decode_protobuf, export_request, export_request_json
-from coordbench.otlp.decode import MAX_VALUE_DEPTH
+from coordbench.otlp.decode import MAX_VALUE_DEPTH, encoded_span
 from coordbench.spans import SpanData, SpanEvent, SpanKind, SpanLink, StatusCode
 from support.spans import TRACE, sid
 
@@ -213,6 +214,17 @@ def _attr(value: object) -> dict[str, object]:
         (_attr({"doubleValue": True}), "invalid doubleValue (not a number)"),
         (_attr({"doubleValue": "lots"}), "invalid doubleValue (not a number)"),
         (_attr({"bytesValue": 7}), "invalid bytesValue (not base64)"),
+        (_attr({"intValue": str(2**63)}), "invalid intValue (out of int64 range)"),
+        (_attr({"intValue": -(2**63) - 1}), "invalid intValue (out of int64 range)"),
+        (_attr({"doubleValue": 10**400}), "invalid doubleValue (out of range)"),
+        (
+            {"traceId": TRACE, "spanId": sid(1), "startTimeUnixNano": "-1"},
+            "invalid startTimeUnixNano (out of uint64 range)",
+        ),
+        (
+            {"traceId": TRACE, "spanId": sid(1), "endTimeUnixNano": 2**64},
+            "invalid endTimeUnixNano (out of uint64 range)",
+        ),
         (_attr(0), "invalid attribute value (not an object)"),
         ({"traceId": TRACE, "spanId": sid(1), "status": {"message": 3}}, "invalid status.message (not a string)"),
         ({"traceId": TRACE, "spanId": sid(1), "events": [{"name": ["e"]}]}, "invalid event name (not a string)"),
@@ -283,6 +295,35 @@ def test_json_nested_beyond_the_parser_is_undecodable() -> None:
     body = b'{"resourceSpans": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
     with pytest.raises(OtlpDecodeError, match="nested too deeply"):
         decode_json(body)
+
+
+def test_json_accepts_the_edges_of_each_integer_type() -> None:
+    span = {
+        **_attr({"intValue": str(-(2**63))}),
+        "startTimeUnixNano": str(2**64 - 1),
+        "attributes": [
+            {"key": "min", "value": {"intValue": str(-(2**63))}},
+            {"key": "max", "value": {"intValue": 2**63 - 1}},
+        ],
+    }
+    (encoded,) = decode_json(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}).encode()).spans
+    assert encoded.decode().attributes == {"min": -(2**63), "max": 2**63 - 1}
+    assert encoded.decode().start_time_unix_nano == 2**64 - 1
+    encoded.dump()  # and protobuf can hold them
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"attributes": {"n": 2**63}}, "attribute 'n': 9223372036854775808 is out of int64 range"),
+        ({"resource": {"r": (1, {"deep": -(2**64)})}}, "resource attribute 'r': -18446744073709551616 is out of int64"),
+        ({"start_time_unix_nano": -5}, "start time -5 is out of uint64 range"),
+        ({"attributes": {"o": object()}}, "attribute 'o': object is not an OTLP value"),
+    ],
+)
+def test_in_memory_spans_the_store_could_not_keep_are_refused(change: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        encoded_span(SPAN._replace(**change))  # type: ignore[arg-type]
 
 
 def test_empty_request_is_fine() -> None:

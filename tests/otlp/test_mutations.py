@@ -109,6 +109,11 @@ _JUNK: list[Any] = [
     -1,
     1.5,
     10**30,
+    -(2**63) - 1,
+    "18446744073709551616",
+    {"intValue": str(2**63)},
+    {"intValue": 10**400},
+    {"doubleValue": 10**400},
     True,
     "",
     "zz",
@@ -173,6 +178,7 @@ def test_mutated_json_is_refused_or_every_span_accounted_for(caplog: pytest.LogC
             assert result.received == entries
         for encoded in result.spans:
             assert isinstance(encoded.decode(), SpanData)
+            encoded.dump()  # what is accepted can be stored durably (as protobuf) too
         outcomes["decoded"] += 1
         outcomes["rejected spans"] += result.rejected_count
     assert min(outcomes.values()) > 50, outcomes

@@ -48,10 +48,13 @@ class StoreSpanExporter(SpanExporter):
         """Queue the spans for the store (in the order they ended)."""
         if self._closed:
             return SpanExportResult.FAILURE
-        try:
-            batch = [encoded_span(span_data_from_readable(s)) for s in spans]
-        except ValueError as exc:
-            logger.warning("a span of the assessor could not be stored: %s", exc)
+        batch: list[EncodedSpan] = []
+        for span in spans:
+            try:
+                batch.append(encoded_span(span_data_from_readable(span)))
+            except ValueError as exc:  # that span alone is left out, and said so
+                logger.warning("a span of the assessor could not be stored: %s", exc)
+        if not batch:
             return SpanExportResult.FAILURE
         try:  # from the loop's thread or another: scheduled in order on the store's loop
             future = asyncio.run_coroutine_threadsafe(self._add(batch), self.loop)

@@ -21,7 +21,7 @@ import binascii
 import json
 import logging
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -266,19 +266,29 @@ def _hex_id(value: Any, width: int, field_name: str, *, optional: bool = False) 
     return raw
 
 
-def _json_int(value: Any, field_name: str) -> int:
+_INT64 = (-(2**63), 2**63 - 1)
+_UINT64 = (0, 2**64 - 1)
+_INT32 = (-(2**31), 2**31 - 1)
+
+
+def _json_int(value: Any, field_name: str, bounds: tuple[int, int] = _INT64) -> int:
+    """An integer as OTLP/JSON writes it (a number or a decimal string), within the field's protobuf type."""
     if value is None:
         return 0
-    if isinstance(value, bool):
-        raise _Bad(f"invalid {field_name} (not an integer)")
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str):
+    number: int | None = None
+    if type(value) is int:
+        number = value
+    elif type(value) is str:
         try:
-            return int(value)
+            number = int(value)
         except ValueError:
-            pass
-    raise _Bad(f"invalid {field_name} (not an integer)")
+            number = None
+    if number is None:
+        raise _Bad(f"invalid {field_name} (not an integer)")
+    if not bounds[0] <= number <= bounds[1]:
+        kind = "int64" if bounds is _INT64 else "uint64" if bounds is _UINT64 else "int32"
+        raise _Bad(f"invalid {field_name} (out of {kind} range)")
+    return number
 
 
 _KIND_NAMES = {f"SPAN_KIND_{kind.name}": index for index, kind in enumerate(_KINDS)}
@@ -289,7 +299,7 @@ def _json_enum(value: Any, names: Mapping[str, int], field_name: str) -> int:
     """An OTLP/JSON enum: an integer as OTLP says, or its protobuf name as protobuf JSON writes it."""
     if type(value) is str and value in names:
         return names[value]
-    return _json_int(value, field_name)
+    return _json_int(value, field_name, _INT32)
 
 
 def _json_double(raw: Any) -> float:
@@ -299,6 +309,8 @@ def _json_double(raw: Any) -> float:
             return float(raw)
         except ValueError:
             pass
+        except OverflowError:  # an integer literal beyond any double
+            raise _Bad("invalid doubleValue (out of range)") from None
     raise _Bad("invalid doubleValue (not a number)")
 
 
@@ -458,7 +470,7 @@ def _json_span_data(
         events.append(
             SpanEvent(
                 event_name,
-                _json_int(e.get("timeUnixNano"), "timeUnixNano"),
+                _json_int(e.get("timeUnixNano"), "timeUnixNano", _UINT64),
                 _json_attributes(e.get("attributes")),
             )
         )
@@ -470,8 +482,8 @@ def _json_span_data(
         parent_span_id=parent.hex() or None,
         name=name,
         kind=_kind(_json_enum(span.get("kind"), _KIND_NAMES, "kind")),
-        start_time_unix_nano=_json_int(span.get("startTimeUnixNano"), "startTimeUnixNano"),
-        end_time_unix_nano=_json_int(span.get("endTimeUnixNano"), "endTimeUnixNano"),
+        start_time_unix_nano=_json_int(span.get("startTimeUnixNano"), "startTimeUnixNano", _UINT64),
+        end_time_unix_nano=_json_int(span.get("endTimeUnixNano"), "endTimeUnixNano", _UINT64),
         attributes=_json_attributes(span.get("attributes")),
         status_code=_status(_json_enum(status_map.get("code"), _STATUS_NAMES, "status.code")),
         status_message=message,
@@ -507,7 +519,9 @@ def encoded_span(span: SpanData) -> EncodedSpan:
     """A span already in memory (our own, or converted from a reported Step) ready for the store.
 
     Raises:
-        ValueError: If its ids are not 32/16 hex digits, or are all zero.
+        ValueError: If its ids are not 32/16 hex digits, or are all zero, or it holds what OTLP
+            cannot (an integer beyond int64, a time beyond uint64, a value of another type, or
+            nesting deeper than :data:`MAX_VALUE_DEPTH`): a durable store could not keep it.
     """
     trace_id, span_id = bytes.fromhex(span.trace_id), bytes.fromhex(span.span_id)
     parent = bytes.fromhex(span.parent_span_id) if span.parent_span_id else b""
@@ -517,7 +531,50 @@ def encoded_span(span: SpanData) -> EncodedSpan:
         raise ValueError(f"invalid span_id {span.span_id!r} (must be 16 hex digits, not all zero)")
     if parent and len(parent) != 8:
         raise ValueError(f"invalid parent_span_id {span.parent_span_id!r} (must be 16 hex digits)")
+    problem = _unencodable(span)
+    if problem is not None:
+        raise ValueError(f"span {span.span_id}: {problem}")
     return EncodedSpan(trace_id, span_id, parent, FORMAT_JSON, span, Envelope(span.resource, span.scope_name))
+
+
+def _unencodable(span: SpanData) -> str | None:
+    """Why OTLP protobuf cannot hold ``span`` (so a durable store could not either), or ``None``."""
+    for field_name, value in (("start time", span.start_time_unix_nano), ("end time", span.end_time_unix_nano)):
+        if not _UINT64[0] <= value <= _UINT64[1]:
+            return f"{field_name} {value} is out of uint64 range"
+    groups: list[tuple[str, Mapping[str, AttributeValue]]] = [
+        ("attribute", span.attributes),
+        ("resource attribute", span.resource),
+    ]
+    groups += [("event attribute", e.attributes) for e in span.events]
+    groups += [("link attribute", link.attributes) for link in span.links]
+    for what, attributes in groups:
+        for key, value in attributes.items():
+            problem = _unencodable_value(value, 0)
+            if problem is not None:
+                return f"{what} {key!r}: {problem}"
+    return None
+
+
+def _unencodable_value(value: object, depth: int) -> str | None:
+    if value is None or isinstance(value, str | bool | float | bytes):
+        return None
+    if isinstance(value, int):
+        return None if _INT64[0] <= value <= _INT64[1] else f"{value} is out of int64 range"
+    if depth >= MAX_VALUE_DEPTH:
+        return f"nested deeper than {MAX_VALUE_DEPTH} levels"
+    items: Iterable[object]
+    if isinstance(value, tuple):
+        items = cast("tuple[object, ...]", value)
+    elif isinstance(value, Mapping):
+        items = cast("Mapping[str, object]", value).values()
+    else:
+        return f"{type(value).__name__} is not an OTLP value"
+    for item in items:
+        problem = _unencodable_value(item, depth + 1)
+        if problem is not None:
+            return problem
+    return None
 
 
 def _json_decoded(encoded: EncodedSpan) -> SpanData:

@@ -10,13 +10,13 @@ when too many exports are being decoded and 503 when the store is full, both wit
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import zlib
 from collections.abc import Callable
 from typing import Any
 
-import anyio
 import anyio.to_thread
 from fastapi import APIRouter, Request, Response
 from google.rpc import code_pb2, status_pb2  # pyright: ignore[reportMissingTypeStubs] - generated, ships .pyi only
@@ -150,7 +150,7 @@ async def export_traces(request: Request) -> Response:
     try:
         try:
             # a client that stalls mid-body would otherwise hold an inflight slot for ever
-            with anyio.fail_after(settings.body_timeout):
+            async with asyncio.timeout(settings.body_timeout):
                 raw = await _read_body(request, limit)
             work: Callable[[], DecodeResult] = lambda: _decode(raw, encoding, content_type, limit)  # noqa: E731
             result = await anyio.to_thread.run_sync(work) if len(raw) > settings.decode_in_thread_bytes else work()
