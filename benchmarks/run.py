@@ -7,7 +7,7 @@ import os
 import platform
 from pathlib import Path
 
-from benchmarks import evaluation, ingest, instrumentation_overhead, pipeline
+from benchmarks import evaluation, ingest, instrumentation_overhead, pipeline, read_api
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 
@@ -41,6 +41,7 @@ def main() -> None:
     for name, module in (
         ("instrumentation overhead", instrumentation_overhead),
         ("receiver ingest", ingest),
+        ("read API", read_api),
         ("evaluation", evaluation),
         ("evaluator pipeline", pipeline),
     ):

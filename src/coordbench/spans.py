@@ -8,6 +8,7 @@ downstream (:mod:`coordbench.steps`, the span tree, the agent graph) works on
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -267,7 +268,9 @@ def register_span_format(
 
 
 def jsonable(value: AttributeValue) -> Any:
-    """An attribute value as plain JSON (tuples as lists, bytes as hex)."""
+    """An attribute value as plain JSON (tuples as lists, bytes as hex, NaN and infinities as ``None``)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
     if isinstance(value, bytes):
         return value.hex()
     if isinstance(value, tuple):

@@ -56,3 +56,32 @@ def test_listing(backend: Backend) -> None:
     assert [t["trace_id"][-1] for t in first["traces"] + second["traces"]] == ["3", "2", "1"]
     assert second["next"] is None
     assert first["traces"][0]["services"] == ["svc2"]
+
+
+def test_a_large_trace_is_streamed_whole_and_in_order(backend: Backend) -> None:
+    """Over two chunks of spans: the streamed document is one valid JSON object, spans by start time."""
+    count = 1_234
+    spans = [
+        span(f"s{i}", span_id=sid(i + 1), parent=sid(1) if i else None, start_ms=(i * 7919) % count, end_ms=count)
+        for i in range(count)
+    ]
+    for i in range(0, count, 500):
+        post(backend, *spans[i : i + 500])
+    response = httpx.get(f"{backend.url}/v1/traces/{TRACE}", timeout=30)
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/json"
+    assert "content-length" not in response.headers  # streamed
+    body = response.json()
+    assert body["completeness"]["span_count"] == count
+    got = [(s["start_time_unix_nano"], s["span_id"]) for s in body["spans"]]
+    assert got == sorted((int(((i * 7919) % count) * 1e6), sid(i + 1)) for i in range(count))
+    # the same again (but for the idle time): reading does not change what is read
+    again = httpx.get(f"{backend.url}/v1/traces/{TRACE}", timeout=30).json()
+    assert again["spans"] == body["spans"]
+    assert {**again["completeness"], "idle_seconds": 0} == {**body["completeness"], "idle_seconds": 0}
+
+
+def test_non_finite_doubles_are_null_in_json(backend: Backend) -> None:
+    post(backend, span("odd", span_id=sid(1), nan=float("nan"), inf=float("-inf"), ok=0.5))
+    attributes = httpx.get(f"{backend.url}/v1/traces/{TRACE}").json()["spans"][0]["attributes"]
+    assert {k: attributes[k] for k in ("nan", "inf", "ok")} == {"nan": None, "inf": None, "ok": 0.5}

@@ -1,13 +1,22 @@
-"""Read API over the trace store: one trace with its completeness, a paged listing, counters."""
+"""Read API over the trace store: one trace with its completeness, a paged listing, counters.
+
+A trace is decoded and serialised on a worker thread, from a copy of its spans taken on the
+event loop: a 100k-span trace takes seconds to render, and the receivers share that loop.
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import json
+from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Query, Request
+import anyio.to_thread
+from fastapi import APIRouter, HTTPException, Query, Request, Response
+from fastapi.responses import StreamingResponse
 
 from coordbench.spans import span_to_dict
+from coordbench.store.base import TraceSnapshot
 from coordbench.store.memory import TraceStore
 
 __all__ = ["router"]
@@ -19,7 +28,47 @@ def _store(request: Request) -> TraceStore:
     return request.app.state.store
 
 
-@router.get("/v1/traces/{trace_id}", summary="One trace: spans and completeness")
+_SPANS_PER_CHUNK = 500
+
+
+def _render(snapshot: TraceSnapshot) -> list[bytes] | None:
+    """The JSON document in chunks of a few hundred spans (``None`` for a trace without spans).
+
+    Empties ``snapshot.spans`` as it goes.
+
+    Span by span and chunk by chunk, because a single C call holds the GIL until it returns:
+    one ``json.dumps`` of a 100k-span trace (55 MB) froze the event loop, and with it the
+    receivers, for most of a second; so did joining and sending it as one piece.
+    """
+    if not snapshot.spans:
+        return None
+    dumps = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+    head = dumps({"trace_id": snapshot.trace_id, "completeness": dataclasses.asdict(snapshot.completeness)})
+    chunks = [f'{head[:-1]},"spans":['.encode()]
+    spans = snapshot.spans  # consumed as it is rendered: freeing 100k decoded spans in one go holds the GIL ~100 ms
+    first = True
+    while spans:
+        part = spans[:_SPANS_PER_CHUNK]
+        del spans[:_SPANS_PER_CHUNK]
+        body = ",".join([dumps(span_to_dict(s)) for s in part])
+        chunks.append((body if first else "," + body).encode())
+        first = False
+        del part
+    chunks.append(b"]}")
+    return chunks
+
+
+async def _stream(chunks: list[bytes]) -> AsyncIterator[bytes]:
+    for chunk in chunks:
+        yield chunk
+
+
+@router.get(
+    "/v1/traces/{trace_id}",
+    summary="One trace: spans and completeness",
+    response_class=Response,
+    responses={200: {"content": {"application/json": {}}}},
+)
 async def get_trace(
     request: Request,
     trace_id: str,
@@ -27,20 +76,27 @@ async def get_trace(
         float, Query(ge=0, le=600, description="Wait up to this many seconds for the trace to complete")
     ] = 0,
     quiet: Annotated[float, Query(ge=0, le=600, description="With wait: seconds without new spans that end it")] = 2.0,
-) -> dict[str, Any]:
+) -> Response:
     """The spans of a trace (by start time) and its completeness report."""
     store = _store(request)
     try:
-        snapshot = await store.wait_complete(trace_id, quiet=quiet, timeout=wait) if wait else store.get(trace_id)
+        if wait:
+            waited = await store.wait_complete(trace_id, quiet=quiet, timeout=wait)
+            build: Callable[[], TraceSnapshot] | None = (lambda: waited) if waited.spans else None
+        else:
+            build = store.snapshot_builder(trace_id)
     except ValueError as exc:
         raise HTTPException(400, str(exc)) from exc
-    if snapshot is None or not snapshot.spans:
+    if build is None:
         raise HTTPException(404, f"trace {trace_id.lower()} not found")
-    return {
-        "trace_id": snapshot.trace_id,
-        "completeness": dataclasses.asdict(snapshot.completeness),
-        "spans": [span_to_dict(s) for s in snapshot.spans],
-    }
+    # Built, rendered and freed on the worker thread: freeing 100k decoded spans alone holds
+    # the GIL for ~100 ms, which must not happen on the event loop.
+    chunks = await anyio.to_thread.run_sync(lambda: _render(build()))
+    if chunks is None:
+        raise HTTPException(404, f"trace {trace_id.lower()} not found")
+    if len(chunks) <= 3:  # small enough to send whole, with a Content-Length
+        return Response(b"".join(chunks), media_type="application/json")
+    return StreamingResponse(_stream(chunks), media_type="application/json")
 
 
 @router.get("/v1/traces", summary="Traces, newest first, paged")
