@@ -199,6 +199,25 @@ async def test_listing_pages_newest_first() -> None:
         store.list_traces(limit=0)
 
 
+async def test_listing_is_by_creation_and_its_cursor_survives_growth_and_eviction() -> None:
+    store = TraceStore()
+    ids = [f"{i:032x}" for i in range(1, 8)]
+    for trace_id in ids:
+        await store.add(encoded(span("s", trace_id=trace_id, span_id=sid(1))))
+    page, cursor = store.list_traces(limit=3)
+    assert [t.trace_id for t in page] == ids[:3:-1]  # 7, 6, 5
+    await store.add(encoded(span("later", trace_id=ids[0], span_id=sid(2))))  # the oldest grows...
+    assert await store.delete(ids[3])  # ...and the next one due on the next page goes
+    rest: list[str] = []
+    while cursor:
+        page, cursor = store.list_traces(limit=3, cursor=cursor)
+        rest += [t.trace_id for t in page]
+    assert rest == [ids[2], ids[1], ids[0]]  # growth does not reorder; the deleted trace is skipped
+    first = store.list_traces(limit=10)[0]
+    assert [t.trace_id for t in first] == [i for i in reversed(ids) if i != ids[3]]
+    assert first[-1].span_count == 2
+
+
 async def test_delete_and_bad_ids() -> None:
     store = TraceStore()
     await store.add(encoded(*chain()))

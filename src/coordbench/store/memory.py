@@ -46,10 +46,21 @@ class AddResult:
 
 
 class _Trace:
-    __slots__ = ("_grew", "decoded", "first_seen", "keys", "last_growth", "last_growth_wall", "spans", "trace_id")
+    __slots__ = (
+        "_grew",
+        "decoded",
+        "first_seen",
+        "keys",
+        "last_growth",
+        "last_growth_wall",
+        "seq",
+        "spans",
+        "trace_id",
+    )
 
-    def __init__(self, trace_id: bytes, now: float, wall: int) -> None:
+    def __init__(self, trace_id: bytes, now: float, wall: int, seq: int) -> None:
         self.trace_id = trace_id
+        self.seq = seq  # creation order: the listing's order and cursor
         self.spans: dict[bytes, EncodedSpan] = {}
         self.keys: list[int] = []
         self.decoded: dict[bytes, SpanData] = {}
@@ -129,7 +140,9 @@ class TraceStore:
         self.evict_after = evict_after
         self._persistence = persistence
         self._clock = clock
-        self._traces: OrderedDict[bytes, _Trace] = OrderedDict()
+        self._traces: OrderedDict[bytes, _Trace] = OrderedDict()  # least recently grown first
+        self._created: dict[bytes, _Trace] = {}  # oldest first: the listing walks it backwards, no sort
+        self._seq = 0
         self._span_count = 0
         self._stats = StoreStats()
         self._lock = asyncio.Lock()
@@ -149,7 +162,7 @@ class TraceStore:
             span = item.span
             trace = self._traces.get(span.trace_id)
             if trace is None:
-                trace = self._traces[span.trace_id] = _Trace(span.trace_id, now, item.received_unix_nano)
+                trace = self._new_trace(span.trace_id, now, item.received_unix_nano)
             if span.span_id in trace.spans:
                 continue
             trace.spans[span.span_id] = span
@@ -188,8 +201,14 @@ class TraceStore:
                 )
             self._drop(trace_id, trace, evicted=True)
 
+    def _new_trace(self, trace_id: bytes, now: float, wall: int) -> _Trace:
+        self._seq += 1
+        trace = self._traces[trace_id] = self._created[trace_id] = _Trace(trace_id, now, wall, self._seq)
+        return trace
+
     def _drop(self, trace_id: bytes, trace: _Trace, *, evicted: bool) -> None:
         del self._traces[trace_id]
+        del self._created[trace_id]
         self._span_count -= len(trace.spans)
         if evicted:
             self._stats.evicted += len(trace.spans)
@@ -250,7 +269,7 @@ class TraceStore:
         for index, span in enumerate(new):
             trace = traces.get(span.trace_id)
             if trace is None:
-                trace = traces[span.trace_id] = _Trace(span.trace_id, now, wall)
+                trace = self._new_trace(span.trace_id, now, wall)
             trace.spans[span.span_id] = span
             if keys:
                 trace.keys.append(keys[index])
@@ -421,17 +440,15 @@ class TraceStore:
         """
         if not 1 <= limit <= 1000:
             raise ValueError(f"limit must be between 1 and 1000, got {limit}")
-        after: tuple[int, str] | None = None
-        if cursor:
-            after = _parse_cursor(cursor)
-        order = sorted(((t.first_seen, t.trace_id.hex()), t) for t in self._traces.values())
-        order.reverse()
+        after = _parse_cursor(cursor) if cursor else None
         page: list[TraceSummary] = []
-        for (first_seen, hex_id), trace in order:
-            if after is not None and (first_seen, hex_id) >= after:
+        last_seq = 0
+        for trace in reversed(self._created.values()):  # newest first, without sorting every trace
+            if after is not None and trace.seq >= after:
                 continue
             if len(page) == limit:
-                return page, _make_cursor(page[-1])
+                return page, _make_cursor(last_seq)
+            last_seq = trace.seq
             services = sorted(
                 {
                     str(v)
@@ -441,26 +458,27 @@ class TraceStore:
             )
             page.append(
                 TraceSummary(
-                    trace_id=hex_id,
+                    trace_id=trace.trace_id.hex(),
                     span_count=len(trace.spans),
                     services=tuple(services),
-                    first_seen_unix_nano=first_seen,
+                    first_seen_unix_nano=trace.first_seen,
                     last_growth_unix_nano=trace.last_growth_wall,
                 )
             )
         return page, None
 
 
-def _make_cursor(summary: TraceSummary) -> str:
-    raw = f"{summary.first_seen_unix_nano}:{summary.trace_id}".encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+def _make_cursor(seq: int) -> str:
+    """An opaque cursor: the creation number of the last trace listed (it survives evictions)."""
+    return base64.urlsafe_b64encode(f"v2:{seq}".encode()).decode().rstrip("=")
 
 
-def _parse_cursor(cursor: str) -> tuple[int, str]:
+def _parse_cursor(cursor: str) -> int:
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        first_seen, hex_id = raw.split(":", 1)
-        _trace_key(hex_id)
-        return int(first_seen), hex_id
+        version, seq = raw.split(":", 1)
+        if version != "v2" or not seq.isdigit():
+            raise ValueError(cursor)
+        return int(seq)
     except (ValueError, binascii.Error, UnicodeDecodeError):
         raise ValueError(f"invalid cursor {cursor!r}") from None
