@@ -11,6 +11,7 @@ import base64
 import binascii
 import contextlib
 import dataclasses
+import itertools
 import logging
 import time
 from collections import OrderedDict
@@ -80,13 +81,20 @@ class _Trace:
         if self._grew is not None:
             self._grew.set()
 
-    def span_data(self) -> list[SpanData]:
+    def decode_new(self) -> None:
+        """Decode the spans that arrived since the last call (each span is decoded once).
+
+        Spans are only ever added to a trace, and decoded in arrival order, so the new ones are
+        those after the first ``len(decoded)``.
+        """
         decoded = self.decoded
         if len(decoded) != len(self.spans):
-            for span_id, encoded in self.spans.items():
-                if span_id not in decoded:
-                    decoded[span_id] = encoded.decode()
-        return sorted(decoded.values(), key=start_order)
+            for span_id, encoded in itertools.islice(self.spans.items(), len(decoded), None):
+                decoded[span_id] = encoded.decode()
+
+    def span_data(self) -> list[SpanData]:
+        self.decode_new()
+        return sorted(self.decoded.values(), key=start_order)
 
 
 def start_order(span: SpanData) -> int:
@@ -404,13 +412,21 @@ class TraceStore:
             trace = self._traces.get(key)
             now = self._clock()
             if trace is not None:
-                spans, report = self._scoped(trace, open_spans, within)
+                # Completeness is worked out only once the trace has been quiet: doing it on every
+                # batch re-sorted and re-scanned the whole trace each time (quadratic in its size).
+                # Spans are still decoded as they arrive, so the final snapshot is cheap.
+                trace.decode_new()
                 idle = now - trace.last_growth
-                if report.complete and idle >= quiet:
-                    return TraceSnapshot(trace_id.lower(), spans, report)
-                wake = trace.grew
-                wake.clear()
-                wait = quiet - idle if report.complete else deadline - now
+                wake: asyncio.Event | None = None
+                if idle < quiet:
+                    wait = quiet - idle  # growth only moves the quiet point: sleep until it, then look
+                else:
+                    spans, report = self._scoped(trace, open_spans, within)
+                    if report.complete:
+                        return TraceSnapshot(trace_id.lower(), spans, report)
+                    wake = trace.grew  # quiet but incomplete: wait for the missing spans
+                    wake.clear()
+                    wait = deadline - now
             else:
                 wake = self._any_growth
                 wake.clear()
@@ -422,8 +438,11 @@ class TraceStore:
                     return TraceSnapshot(trace_id.lower(), [], empty)
                 spans, report = self._scoped(trace, open_spans, within)
                 return TraceSnapshot(trace_id.lower(), spans, dataclasses.replace(report, timed_out=True))
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(wake.wait(), timeout=wait)
+            if wake is None:
+                await asyncio.sleep(wait)
+            else:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(wake.wait(), timeout=wait)
 
     def list_traces(self, *, limit: int = 50, cursor: str | None = None) -> tuple[list[TraceSummary], str | None]:
         """Traces, newest first, a page at a time.
