@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import logging
 import socket
 import threading
 import time
@@ -305,3 +306,27 @@ def test_a_stalled_body_gets_408_and_frees_its_slot(start_backend: StartBackend)
     body = export_request(spans_body()).SerializeToString()
     assert httpx.post(f"{backend.url}/v1/traces", content=body, headers=PROTO).status_code == 200
     assert backend.stats()["received"] == 3
+
+
+def test_a_client_gone_mid_body_stores_nothing_and_frees_its_slot(
+    start_backend: StartBackend, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="coordbench.otlp.http")
+    backend = start_backend(max_inflight=1)
+    port = int(backend.url.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as gone:
+        head = (
+            "POST /v1/traces HTTP/1.1\r\nHost: x\r\n"
+            f"Content-Type: {PROTO['Content-Type']}\r\nContent-Length: 1000\r\n\r\n"
+        )
+        gone.sendall(head.encode() + b"\x0a" * 10)
+        time.sleep(0.2)
+    body = export_request(spans_body()).SerializeToString()
+    deadline = time.monotonic() + 10
+    while (answer := httpx.post(f"{backend.url}/v1/traces", content=body, headers=PROTO)).status_code == 429:
+        assert time.monotonic() < deadline, "the slot was never freed"
+        time.sleep(0.05)
+    assert answer.status_code == 200
+    assert backend.stats()["received"] == 3
+    assert "the client went away before sending the whole body" in caplog.text
+    assert "decoding failed unexpectedly" not in caplog.text

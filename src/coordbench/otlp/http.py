@@ -21,6 +21,7 @@ import anyio.to_thread
 from fastapi import APIRouter, Request, Response
 from google.rpc import code_pb2, status_pb2  # pyright: ignore[reportMissingTypeStubs] - generated, ships .pyi only
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+from starlette.requests import ClientDisconnect
 
 from coordbench.otlp.decode import DecodeResult, OtlpDecodeError, decode_json, decode_protobuf
 from coordbench.settings import Settings
@@ -106,6 +107,12 @@ async def _read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
+def _too_large(limit: int, content_type: str) -> Response:
+    return status_response(
+        413, code_pb2.RESOURCE_EXHAUSTED, f"request body larger than {limit} bytes (after decompression)", content_type
+    )
+
+
 class Inflight:
     """Counts export requests being decoded, to answer 429 instead of queueing without bound."""
 
@@ -152,15 +159,8 @@ async def export_traces(request: Request) -> Response:
             # a client that stalls mid-body would otherwise hold an inflight slot for ever
             async with asyncio.timeout(settings.body_timeout):
                 raw = await _read_body(request, limit)
-            work: Callable[[], DecodeResult] = lambda: _decode(raw, encoding, content_type, limit)  # noqa: E731
-            result = await anyio.to_thread.run_sync(work) if len(raw) > settings.decode_in_thread_bytes else work()
         except _TooLarge:
-            return status_response(
-                413,
-                code_pb2.RESOURCE_EXHAUSTED,
-                f"request body larger than {limit} bytes (after decompression)",
-                content_type,
-            )
+            return _too_large(limit, content_type)
         except TimeoutError:
             return status_response(
                 408,
@@ -169,6 +169,14 @@ async def export_traces(request: Request) -> Response:
                 content_type,
                 Connection="close",
             )
+        except ClientDisconnect:  # nobody is left to answer; nothing was stored
+            logger.info("OTLP export: the client went away before sending the whole body")
+            return Response(status_code=400)
+        try:
+            work: Callable[[], DecodeResult] = lambda: _decode(raw, encoding, content_type, limit)  # noqa: E731
+            result = await anyio.to_thread.run_sync(work) if len(raw) > settings.decode_in_thread_bytes else work()
+        except _TooLarge:
+            return _too_large(limit, content_type)
         except zlib.error as exc:
             return status_response(
                 400, code_pb2.INVALID_ARGUMENT, f"cannot decompress {encoding} body: {exc}", content_type
