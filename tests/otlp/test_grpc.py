@@ -110,3 +110,15 @@ def test_requests_over_the_size_cap_are_refused(start_backend: StartBackend, com
     assert small is not None
     stats = backend.stats()
     assert (stats["received"], stats["stored"]) == (1, 1)
+
+
+def test_a_decoder_bug_is_internal_and_stores_nothing(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(body: bytes) -> DecodeResult:
+        raise RuntimeError("decoder bug")
+
+    monkeypatch.setattr(coordbench.otlp.grpc, "decode_protobuf", broken)
+    with pytest.raises(grpc.RpcError) as failed:
+        export(backend.grpc_port, export_request([span("x")]))
+    assert failed.value.code() is grpc.StatusCode.INTERNAL  # type: ignore[attr-defined]
+    assert failed.value.details() == "the receiver failed to decode this export (see its log)"  # type: ignore[attr-defined]
+    assert backend.stats()["received"] == 0
