@@ -39,7 +39,12 @@ class Settings(BaseSettings):
     max_traces: int = Field(100_000, ge=1, description="Most traces held in memory.")
     evict_after: float = Field(60.0, ge=0, description="Seconds without growth after which a trace may be evicted.")
     decode_in_thread_bytes: int = Field(
-        256 * 1024, ge=0, description="Bodies larger than this are decoded on a worker thread, off the event loop."
+        1024 * 1024,
+        ge=0,
+        description=(
+            "Bodies larger than this are decoded on a worker thread, off the event loop (counting a "
+            "compressed byte as 4 and a JSON byte as 4: they cost about that much more to decode)."
+        ),
     )
     max_inflight: int = Field(64, ge=1, description="Export requests decoded at once; more get 429.")
     retry_after: float = Field(2.0, gt=0, description="Retry-After (seconds) sent with 429 answers.")

@@ -27,6 +27,7 @@ import coordbench.otlp.http
 from conftest import Backend, StartBackend
 from coordbench.otlp import export_request, export_request_json
 from coordbench.otlp.decode import DecodeResult, decode_protobuf
+from coordbench.otlp.http import decode_weight
 from support.spans import TRACE, call, serve, sid, span
 
 PROTO = {"Content-Type": "application/x-protobuf"}
@@ -330,3 +331,12 @@ def test_a_client_gone_mid_body_stores_nothing_and_frees_its_slot(
     assert backend.stats()["received"] == 3
     assert "the client went away before sending the whole body" in caplog.text
     assert "decoding failed unexpectedly" not in caplog.text
+
+
+def test_decode_weight_counts_compressed_and_json_bytes_four_times() -> None:
+    proto, json_type = "application/x-protobuf", "application/json"
+    assert decode_weight(1000, "", proto) == 1000
+    assert decode_weight(1000, "identity", proto) == 1000
+    assert decode_weight(1000, "gzip", proto) == decode_weight(1000, "deflate", proto) == 4000
+    assert decode_weight(1000, "", json_type) == 4000
+    assert decode_weight(1000, "gzip", json_type) == 16000

@@ -85,7 +85,7 @@ class GrpcReceiver:
         port: int,
         max_message_bytes: int,
         token: str | None,
-        decode_in_thread_bytes: int = 256 * 1024,
+        decode_in_thread_bytes: int = 1024 * 1024,
     ) -> None:
         """Prepare the server (it starts in :meth:`start`)."""
         self._store = store
