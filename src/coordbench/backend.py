@@ -45,6 +45,7 @@ def build_store(settings: Settings) -> TraceStore:
     return TraceStore(
         max_spans=settings.max_spans,
         max_traces=settings.max_traces,
+        max_bytes=settings.max_bytes,
         evict_after=settings.evict_after,
         persistence=persistence,
     )

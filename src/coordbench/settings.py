@@ -37,6 +37,11 @@ class Settings(BaseSettings):
     )
     max_spans: int = Field(1_000_000, ge=1, description="Most spans held in memory.")
     max_traces: int = Field(100_000, ge=1, description="Most traces held in memory.")
+    max_bytes: int = Field(
+        1 << 30,
+        ge=1024 * 1024,
+        description="Most memory the held spans may take, approximately (large spans reach it before max_spans).",
+    )
     evict_after: float = Field(60.0, ge=0, description="Seconds without growth after which a trace may be evicted.")
     decode_in_thread_bytes: int = Field(
         1024 * 1024,

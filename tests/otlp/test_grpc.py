@@ -122,3 +122,11 @@ def test_a_decoder_bug_is_internal_and_stores_nothing(backend: Backend, monkeypa
     assert failed.value.code() is grpc.StatusCode.INTERNAL  # type: ignore[attr-defined]
     assert failed.value.details() == "the receiver failed to decode this export (see its log)"  # type: ignore[attr-defined]
     assert backend.stats()["received"] == 0
+
+
+def test_a_batch_larger_than_the_whole_store_is_resource_exhausted(start_backend: StartBackend) -> None:
+    backend = start_backend(max_spans=1)
+    with pytest.raises(grpc.RpcError) as refused:
+        export(backend.grpc_port, export_request([span("a"), span("b")]))
+    assert refused.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED  # type: ignore[attr-defined]
+    assert "is larger than the whole trace store" in refused.value.details()  # type: ignore[attr-defined]

@@ -340,3 +340,20 @@ def test_decode_weight_counts_compressed_and_json_bytes_four_times() -> None:
     assert decode_weight(1000, "gzip", proto) == decode_weight(1000, "deflate", proto) == 4000
     assert decode_weight(1000, "", json_type) == 4000
     assert decode_weight(1000, "gzip", json_type) == 16000
+
+
+def test_a_batch_larger_than_the_whole_store_gets_413_not_an_endless_503(start_backend: StartBackend) -> None:
+    backend = start_backend(max_spans=2)
+    response = httpx.post(
+        f"{backend.url}/v1/traces", content=export_request(spans_body()).SerializeToString(), headers=PROTO
+    )
+    assert response.status_code == 413  # OTLP clients do not retry it: no retry could ever fit
+    assert "Retry-After" not in response.headers
+    status = status_of(response)
+    assert status.code == 8  # RESOURCE_EXHAUSTED
+    assert status.message.startswith("the batch (spans 3, new traces 1, ~")
+    assert status.message.endswith(
+        "is larger than the whole trace store (max_spans 2, max_traces 100000, max_bytes 1073741824)"
+    )
+    stats = backend.stats()
+    assert (stats["received"], stats["rejected"], stats["spans"]) == (3, 3, 0)

@@ -7,8 +7,8 @@ import asyncio
 import pytest
 
 from coordbench.otlp import decode_protobuf, export_request
-from coordbench.spans import EncodedSpan, SpanData, StatusCode
-from coordbench.store import StoreFullError, TraceStore
+from coordbench.spans import ENCODED_SPAN_OVERHEAD, EncodedSpan, SpanData, StatusCode
+from coordbench.store import BatchTooLargeError, StoreFullError, TraceStore
 from support.spans import TRACE, call, serve, sid, span
 
 OTHER = "ab" * 16
@@ -178,6 +178,33 @@ async def test_max_traces() -> None:
     await store.add(encoded(span("a", span_id=sid(1))))
     with pytest.raises(StoreFullError, match="1 of 1 traces"):
         await store.add(encoded(span("b", trace_id=OTHER, span_id=sid(2))))
+
+
+async def test_max_bytes_bounds_large_spans() -> None:
+    """Spans carrying 20 kB prompts reach the byte bound long before the span count."""
+    now = [0.0]
+    store = TraceStore(max_spans=1_000, max_bytes=50_000, evict_after=10, clock=lambda: now[0])
+    prompt = "x" * 20_000
+    first = encoded(span("a", span_id=sid(1), prompt=prompt), span("b", span_id=sid(2), prompt=prompt))
+    await store.add(first)
+    # the bound counts each protobuf span as its encoding plus a fixed overhead (independent sum)
+    assert store.stats.bytes == sum(len(s.payload) + ENCODED_SPAN_OVERHEAD for s in first)
+    third = encoded(span("c", trace_id=OTHER, span_id=sid(3), prompt=prompt))
+    with pytest.raises(StoreFullError, match=r"~\d+ of 50000 bytes"):
+        await store.add(third)  # 2 x ~20 kB held + ~20 kB > 50 kB, and TRACE is not idle yet
+    now[0] = 11.0
+    await store.add(third)  # TRACE is finished now: evicted to make room
+    assert (store.stats.spans, store.stats.evicted) == (1, 2)
+    assert store.stats.bytes == len(third[0].payload) + ENCODED_SPAN_OVERHEAD
+
+
+async def test_a_batch_larger_than_the_store_is_refused_for_good() -> None:
+    store = TraceStore(max_spans=2, max_bytes=1 << 20)
+    with pytest.raises(BatchTooLargeError, match=r"the batch \(spans 3, new traces 1, ~\d+ bytes\) is larger than"):
+        await store.add(encoded(*chain()))
+    stats = store.stats
+    assert (stats.received, stats.rejected, stats.spans) == (3, 3, 0)
+    assert stats.rejected_reasons == {"batch larger than the store": 3}
 
 
 async def test_listing_pages_newest_first() -> None:

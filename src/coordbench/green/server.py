@@ -38,7 +38,7 @@ from coordbench.green.tracing import AssessorTracing
 from coordbench.otlp import encoded_span
 from coordbench.settings import Settings, load_settings
 from coordbench.steps import span_from_step, step_from_dict
-from coordbench.store import StoreUnavailableError, TraceStore
+from coordbench.store import BatchTooLargeError, StoreUnavailableError, TraceStore
 
 __all__ = ["DEFAULT_NAME", "GreenSettings", "create_green_app", "load_green_settings"]
 
@@ -224,6 +224,8 @@ async def _report_steps(request: Request, store: TraceStore, settings: Settings)
         return JSONResponse(
             {"detail": exc.message}, status_code=503, headers={"Retry-After": f"{max(1, round(exc.retry_after))}"}
         )
+    except BatchTooLargeError as exc:
+        return JSONResponse({"detail": exc.message}, status_code=413)
     return JSONResponse(
         {
             "accepted": len(encoded),

@@ -22,7 +22,7 @@ from coordbench import semconv
 from coordbench.instrument import A2AInstrumentor
 from coordbench.otlp import encoded_span
 from coordbench.spans import EncodedSpan, span_data_from_readable
-from coordbench.store import StoreUnavailableError, TraceStore
+from coordbench.store import BatchTooLargeError, StoreUnavailableError, TraceStore
 from coordbench.telemetry import requested_exporters
 
 __all__ = ["AssessorTracing", "StoreSpanExporter", "export_to_store"]
@@ -68,7 +68,7 @@ class StoreSpanExporter(SpanExporter):
     async def _add(self, batch: list[EncodedSpan]) -> None:
         try:
             await self.store.add(batch)
-        except StoreUnavailableError as exc:
+        except (StoreUnavailableError, BatchTooLargeError) as exc:
             logger.warning("the trace store refused %d span(s) of the assessor: %s", len(batch), exc)
 
     async def flush(self) -> None:

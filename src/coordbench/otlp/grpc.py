@@ -18,7 +18,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from coordbench.auth import bearer_ok
 from coordbench.otlp.decode import OtlpDecodeError, decode_protobuf
-from coordbench.store import StoreUnavailableError, TraceStore
+from coordbench.store import BatchTooLargeError, StoreUnavailableError, TraceStore
 
 __all__ = ["GrpcReceiver"]
 
@@ -58,6 +58,9 @@ class _TraceService:
         except StoreUnavailableError as exc:
             # UNAVAILABLE is retryable for OTLP/gRPC clients.
             await context.abort(grpc.StatusCode.UNAVAILABLE, exc.message)
+        except BatchTooLargeError as exc:
+            # RESOURCE_EXHAUSTED without RetryInfo is not retried: a retry could never fit.
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, exc.message)
         response = ExportTraceServiceResponse()
         if result.rejected:
             response.partial_success.rejected_spans = result.rejected_count

@@ -3,9 +3,9 @@
 Answers follow the OTLP specification: an ``ExportTraceServiceResponse`` in the request's
 encoding, ``partial_success`` for rejected spans, ``google.rpc.Status`` bodies for errors,
 400 for undecodable data, 408 for a body not sent within ``body_timeout``, 413 over the size
-cap (also after decompression: no gzip bombs), 415 for unknown content types or encodings, 429
-when too many exports are being decoded and 503 when the store is full, both with
-``Retry-After``. Only spans that are stored are acknowledged.
+cap (also after decompression: no gzip bombs) or for a batch larger than the whole store, 415
+for unknown content types or encodings, 429 when too many exports are being decoded and 503
+when the store is full, both with ``Retry-After``. Only spans that are stored are acknowledged.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from starlette.requests import ClientDisconnect
 
 from coordbench.otlp.decode import DecodeResult, OtlpDecodeError, decode_json, decode_protobuf
 from coordbench.settings import Settings
-from coordbench.store import StoreUnavailableError, TraceStore
+from coordbench.store import BatchTooLargeError, StoreUnavailableError, TraceStore
 
 __all__ = ["CONTENT_JSON", "CONTENT_PROTOBUF", "decode_weight", "router"]
 
@@ -212,4 +212,6 @@ async def export_traces(request: Request) -> Response:
         return status_response(
             503, code_pb2.UNAVAILABLE, exc.message, content_type, **{"Retry-After": f"{max(1, round(exc.retry_after))}"}
         )
+    except BatchTooLargeError as exc:  # 413 is not retried by OTLP clients: a retry could never fit
+        return status_response(413, code_pb2.RESOURCE_EXHAUSTED, exc.message, content_type)
     return _success(result, content_type)

@@ -1,6 +1,7 @@
 """Trace storage: spans grouped by trace, completeness, bounds, optional durability."""
 
 from coordbench.store.base import (
+    BatchTooLargeError,
     Completeness,
     Persistence,
     StoredSpan,
@@ -16,6 +17,7 @@ from coordbench.store.sqlite import SqlitePersistence
 
 __all__ = [
     "AddResult",
+    "BatchTooLargeError",
     "Completeness",
     "Persistence",
     "SqlitePersistence",

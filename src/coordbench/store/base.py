@@ -46,6 +46,12 @@ class StoreFullError(StoreUnavailableError):
     default_message = "trace store is full"
 
 
+class BatchTooLargeError(CoordbenchError):
+    """One batch is larger than the whole store may hold: retrying it can never succeed."""
+
+    default_message = "batch larger than the trace store"
+
+
 @dataclass(frozen=True)
 class Completeness:
     """Whether a trace looks whole, and why not.
@@ -195,6 +201,8 @@ class StoreStats:
         evicted: Stored spans dropped later to make room (their traces were finished).
         spans: Spans held now.
         traces: Traces held now.
+        bytes: Approximate memory the held spans take (see
+            :func:`~coordbench.spans.held_bytes`), which ``max_bytes`` bounds.
     """
 
     received: int = 0
@@ -204,6 +212,7 @@ class StoreStats:
     evicted: int = 0
     spans: int = 0
     traces: int = 0
+    bytes: int = 0
     rejected_reasons: dict[str, int] = field(default_factory=dict[str, int])
 
 

@@ -20,8 +20,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from coordbench import semconv
-from coordbench.spans import EncodedSpan, SpanData
+from coordbench.spans import EncodedSpan, SpanData, held_bytes
 from coordbench.store.base import (
+    BatchTooLargeError,
     Completeness,
     Persistence,
     StoreFullError,
@@ -51,6 +52,7 @@ class _Trace:
         "_grew",
         "decoded",
         "first_seen",
+        "held",
         "keys",
         "last_growth",
         "last_growth_wall",
@@ -62,6 +64,7 @@ class _Trace:
     def __init__(self, trace_id: bytes, now: float, wall: int, seq: int) -> None:
         self.trace_id = trace_id
         self.seq = seq  # creation order: the listing's order and cursor
+        self.held = 0  # approximate bytes its spans take (held_bytes)
         self.spans: dict[bytes, EncodedSpan] = {}
         self.keys: list[int] = []
         self.decoded: dict[bytes, SpanData] = {}
@@ -123,6 +126,9 @@ class TraceStore:
     Args:
         max_spans: Most spans held at once.
         max_traces: Most traces held at once.
+        max_bytes: Most memory the held spans may take, approximately
+            (:func:`~coordbench.spans.held_bytes`): large spans (captured prompts, say) reach
+            it before ``max_spans`` does.
         evict_after: Seconds without growth after which a trace counts as finished and may be
             evicted (least recently grown first) to make room. Unfinished traces are never
             evicted: when nothing can go, :meth:`add` raises :class:`StoreFullError` and the
@@ -136,15 +142,17 @@ class TraceStore:
         *,
         max_spans: int = 1_000_000,
         max_traces: int = 100_000,
+        max_bytes: int = 1 << 30,
         evict_after: float = 60.0,
         persistence: Persistence | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """Create an empty store; call :meth:`open` before use when ``persistence`` is given."""
-        if max_spans < 1 or max_traces < 1:
-            raise ValueError("max_spans and max_traces must be at least 1")
+        if max_spans < 1 or max_traces < 1 or max_bytes < 1:
+            raise ValueError("max_spans, max_traces and max_bytes must be at least 1")
         self.max_spans = max_spans
         self.max_traces = max_traces
+        self.max_bytes = max_bytes
         self.evict_after = evict_after
         self._persistence = persistence
         self._clock = clock
@@ -152,6 +160,7 @@ class TraceStore:
         self._created: dict[bytes, _Trace] = {}  # oldest first: the listing walks it backwards, no sort
         self._seq = 0
         self._span_count = 0
+        self._byte_count = 0
         self._stats = StoreStats()
         self._lock = asyncio.Lock()
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trace-store") if persistence else None
@@ -176,6 +185,9 @@ class TraceStore:
             trace.spans[span.span_id] = span
             trace.keys.append(item.key)
             trace.last_growth_wall = max(trace.last_growth_wall, item.received_unix_nano)
+            size = held_bytes(span)
+            trace.held += size
+            self._byte_count += size
             self._span_count += 1
         if loaded:
             logger.info("trace store loaded %d spans in %d traces", self._span_count, len(self._traces))
@@ -195,16 +207,26 @@ class TraceStore:
         for reason, n in (reasons or {}).items():
             self._stats.rejected_reasons[reason] = self._stats.rejected_reasons.get(reason, 0) + n
 
-    def _evict_for(self, spans_needed: int, traces_needed: int) -> None:
+    def _evict_for(self, spans_needed: int, traces_needed: int, bytes_needed: int) -> None:
+        if spans_needed > self.max_spans or traces_needed > self.max_traces or bytes_needed > self.max_bytes:
+            raise BatchTooLargeError(
+                f"the batch (spans {spans_needed}, new traces {traces_needed}, ~{bytes_needed} bytes) is larger "
+                f"than the whole trace store (max_spans {self.max_spans}, max_traces {self.max_traces}, "
+                f"max_bytes {self.max_bytes})"
+            )
         now = self._clock()
-        while self._span_count + spans_needed > self.max_spans or len(self._traces) + traces_needed > self.max_traces:
+        while (
+            self._span_count + spans_needed > self.max_spans
+            or len(self._traces) + traces_needed > self.max_traces
+            or self._byte_count + bytes_needed > self.max_bytes
+        ):
             trace_id, trace = next(iter(self._traces.items()), (None, None))
             if trace_id is None or trace is None or now - trace.last_growth < self.evict_after:
                 retry = 1.0 if trace is None else max(1.0, self.evict_after - (now - trace.last_growth))
                 raise StoreFullError(
                     f"trace store is full ({self._span_count} of {self.max_spans} spans, "
-                    f"{len(self._traces)} of {self.max_traces} traces) and no trace has been idle for "
-                    f"{self.evict_after:g} s",
+                    f"{len(self._traces)} of {self.max_traces} traces, ~{self._byte_count} of {self.max_bytes} "
+                    f"bytes) and no trace has been idle for {self.evict_after:g} s",
                     retry_after=min(retry, 30.0),
                 )
             self._drop(trace_id, trace, evicted=True)
@@ -218,6 +240,7 @@ class TraceStore:
         del self._traces[trace_id]
         del self._created[trace_id]
         self._span_count -= len(trace.spans)
+        self._byte_count -= trace.held
         if evicted:
             self._stats.evicted += len(trace.spans)
         if trace.keys and self._persistence is not None and self._writer is not None:
@@ -231,6 +254,8 @@ class TraceStore:
         Raises:
             StoreFullError: Nothing can be evicted to make room; the whole batch is refused
                 (and counted as rejected), so a retry loses nothing.
+            BatchTooLargeError: The batch alone exceeds a bound; it is refused (and counted
+                as rejected) and a retry would fail the same way.
         """
         async with self._lock:
             new: list[EncodedSpan] = []
@@ -248,13 +273,13 @@ class TraceStore:
                     new_traces.add(span.trace_id)
             duplicates = len(spans) - len(new)
             self._stats.received += len(spans)
+            sizes = [held_bytes(span) for span in new]
             try:
-                self._evict_for(len(new), len(new_traces))
-            except StoreFullError:
+                self._evict_for(len(new), len(new_traces), sum(sizes))
+            except (StoreFullError, BatchTooLargeError) as exc:
+                reason = "store full" if isinstance(exc, StoreFullError) else "batch larger than the store"
                 self._stats.rejected += len(spans)
-                self._stats.rejected_reasons["store full"] = self._stats.rejected_reasons.get("store full", 0) + len(
-                    spans
-                )
+                self._stats.rejected_reasons[reason] = self._stats.rejected_reasons.get(reason, 0) + len(spans)
                 raise
             keys: list[int] = []
             if new and self._persistence is not None and self._writer is not None:
@@ -265,12 +290,12 @@ class TraceStore:
                     logger.exception("durable trace storage failed; the batch is refused")
                     self._stats.rejected += len(spans)
                     raise StoreUnavailableError(f"durable trace storage failed: {exc}") from exc
-            self._insert(new, keys)
+            self._insert(new, keys, sizes)
             self._stats.stored += len(spans)
             self._stats.duplicates += duplicates
             return AddResult(stored=len(new), duplicates=duplicates)
 
-    def _insert(self, new: Sequence[EncodedSpan], keys: Sequence[int]) -> None:
+    def _insert(self, new: Sequence[EncodedSpan], keys: Sequence[int], sizes: Sequence[int]) -> None:
         now, wall = self._clock(), time.time_ns()
         traces = self._traces
         grown: set[bytes] = set()
@@ -279,10 +304,12 @@ class TraceStore:
             if trace is None:
                 trace = self._new_trace(span.trace_id, now, wall)
             trace.spans[span.span_id] = span
+            trace.held += sizes[index]
             if keys:
                 trace.keys.append(keys[index])
             grown.add(span.trace_id)
         self._span_count += len(new)
+        self._byte_count += sum(sizes)
         for trace_id in grown:
             trace = traces[trace_id]
             trace.last_growth, trace.last_growth_wall = now, wall
@@ -308,7 +335,11 @@ class TraceStore:
         """A copy of the counters."""
         s = self._stats
         return dataclasses.replace(
-            s, spans=self._span_count, traces=len(self._traces), rejected_reasons=dict(s.rejected_reasons)
+            s,
+            spans=self._span_count,
+            traces=len(self._traces),
+            bytes=self._byte_count,
+            rejected_reasons=dict(s.rejected_reasons),
         )
 
     def __contains__(self, trace_id: str) -> bool:
