@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from coordbench import semconv
-from coordbench.spans import EncodedSpan, SpanData, held_bytes
+from coordbench.spans import ENCODED_SPAN_OVERHEAD, EncodedSpan, SpanData, held_bytes
 from coordbench.store.base import (
     BatchTooLargeError,
     Completeness,
@@ -273,7 +273,8 @@ class TraceStore:
                     new_traces.add(span.trace_id)
             duplicates = len(spans) - len(new)
             self._stats.received += len(spans)
-            sizes = [held_bytes(span) for span in new]
+            overhead = ENCODED_SPAN_OVERHEAD  # held_bytes, inlined for the bytes payloads of the ingest hot path
+            sizes = [len(p) + overhead if type(p := span.payload) is bytes else held_bytes(span) for span in new]
             try:
                 self._evict_for(len(new), len(new_traces), sum(sizes))
             except (StoreFullError, BatchTooLargeError) as exc:
