@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-
 import grpc
 import httpx
 import pytest
@@ -16,7 +14,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 import coordbench.otlp.grpc
 from conftest import Backend, StartBackend
 from coordbench.otlp import export_request
-from coordbench.otlp.decode import DecodeResult, decode_protobuf
+from coordbench.otlp.decode import DecodeResult
+from support.decoding import note_decode_threads
 from support.spans import span
 
 
@@ -78,13 +77,7 @@ def test_large_requests_are_decoded_off_the_event_loop(
     start_backend: StartBackend, monkeypatch: pytest.MonkeyPatch, threshold: int
 ) -> None:
     backend = start_backend(decode_in_thread_bytes=threshold)
-    threads: list[str] = []
-
-    def decode(body: bytes) -> DecodeResult:  # the real decoder, noting which thread ran it
-        threads.append(threading.current_thread().name)
-        return decode_protobuf(body)
-
-    monkeypatch.setattr(coordbench.otlp.grpc, "decode_protobuf", decode)
+    threads = note_decode_threads(monkeypatch, coordbench.otlp.grpc)
     export(backend.grpc_port, export_request([span("big")]))
     with grpc.insecure_channel(f"127.0.0.1:{backend.grpc_port}") as channel:
         export_raw = channel.unary_unary("/opentelemetry.proto.collector.trace.v1.TraceService/Export")

@@ -7,7 +7,6 @@ import gzip
 import json
 import logging
 import socket
-import threading
 import time
 import zlib
 from collections.abc import AsyncIterator
@@ -26,8 +25,8 @@ from opentelemetry.trace import Link
 import coordbench.otlp.http
 from conftest import Backend, StartBackend
 from coordbench.otlp import export_request, export_request_json
-from coordbench.otlp.decode import DecodeResult, decode_protobuf
 from coordbench.otlp.http import decode_weight
+from support.decoding import note_decode_threads
 from support.spans import TRACE, call, serve, sid, span
 
 PROTO = {"Content-Type": "application/x-protobuf"}
@@ -265,13 +264,7 @@ def test_large_bodies_are_decoded_off_the_event_loop(
     start_backend: StartBackend, monkeypatch: pytest.MonkeyPatch, threshold: int
 ) -> None:
     backend = start_backend(decode_in_thread_bytes=threshold)
-    threads: list[str] = []
-
-    def decode(body: bytes) -> DecodeResult:  # the real decoder, noting which thread ran it
-        threads.append(threading.current_thread().name)
-        return decode_protobuf(body)
-
-    monkeypatch.setattr(coordbench.otlp.http, "decode_protobuf", decode)
+    threads = note_decode_threads(monkeypatch, coordbench.otlp.http)
     good = httpx.post(
         f"{backend.url}/v1/traces", content=export_request(spans_body()).SerializeToString(), headers=PROTO
     )
