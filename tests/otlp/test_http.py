@@ -222,6 +222,8 @@ def test_bearer_token(start_backend: StartBackend) -> None:
     assert wrong.status_code == 401 and wrong.headers["WWW-Authenticate"] == "Bearer"
     assert httpx.post(url, content=body, headers={**PROTO, **backend.headers}).status_code == 200
     assert httpx.get(f"{backend.url}/v1/stats").status_code == 401
+    assert httpx.get(f"{backend.url}/metrics").status_code == 401
+    assert httpx.get(f"{backend.url}/metrics", headers=backend.headers).status_code == 200
     assert httpx.get(f"{backend.url}/healthz").status_code == 200
     assert backend.stats()["stored"] == 3
 

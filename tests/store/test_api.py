@@ -7,7 +7,7 @@ import time
 
 import httpx
 
-from conftest import Backend
+from conftest import Backend, StartBackend
 from coordbench.otlp import export_request
 from support.spans import TRACE, call, serve, sid, span
 
@@ -85,3 +85,41 @@ def test_non_finite_doubles_are_null_in_json(backend: Backend) -> None:
     post(backend, span("odd", span_id=sid(1), nan=float("nan"), inf=float("-inf"), ok=0.5))
     attributes = httpx.get(f"{backend.url}/v1/traces/{TRACE}").json()["spans"][0]["attributes"]
     assert {k: attributes[k] for k in ("nan", "inf", "ok")} == {"nan": None, "inf": None, "ok": 0.5}
+
+
+def _prometheus(text: str) -> dict[str, float]:
+    """Samples of the Prometheus text format, keyed by name and labels (a small parser for the test)."""
+    samples: dict[str, float] = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, _, value = line.rpartition(" ")
+            samples[name] = float(value)
+    return samples
+
+
+def test_metrics_for_a_prometheus_scrape(start_backend: StartBackend) -> None:
+    backend = start_backend(max_spans=1_000, max_bytes=2_000_000)
+    post(backend, span("root", span_id=sid(1), service="host"), call("host", "B", parent=sid(1), span_id=sid(2)))
+    post(backend, span("root", span_id=sid(1), service="host"))  # a duplicate
+    bad = export_request([span("x", span_id=sid(3))])
+    bad.resource_spans[0].scope_spans[0].spans[0].trace_id = b"\x01" * 3  # rejected by the decoder
+    httpx.post(f"{backend.url}/v1/traces", content=bad.SerializeToString(), headers=PROTO)
+    response = httpx.get(f"{backend.url}/metrics")
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/plain; version=0.0.4")
+    samples = _prometheus(response.text)
+    assert samples["coordbench_spans_received_total"] == 4
+    assert samples["coordbench_spans_stored_total"] == 3
+    assert samples["coordbench_spans_duplicates_total"] == 1
+    assert samples["coordbench_spans_rejected_total"] == 1
+    assert (
+        samples['coordbench_spans_rejected_by_reason_total{reason="invalid trace_id (must be 16 non-zero bytes)"}'] == 1
+    )
+    assert (samples["coordbench_store_spans"], samples["coordbench_store_traces"]) == (2, 1)
+    assert samples["coordbench_store_bytes"] == backend.stats()["bytes"] > 0
+    assert (samples["coordbench_store_max_spans"], samples["coordbench_store_max_bytes"]) == (1_000, 2_000_000)
+    assert samples["coordbench_exports_inflight"] == 0
+    # every sample has its HELP and TYPE lines
+    names = {key.split("{")[0] for key in samples}
+    for name in names:
+        assert f"# TYPE {name} " in response.text and f"# HELP {name} " in response.text
