@@ -278,11 +278,11 @@ def _value_bytes(value: AttributeValue) -> int:
 def held_bytes(span: EncodedSpan) -> int:
     """Approximate memory a stored span takes, for the store's ``max_bytes`` bound.
 
-    A span kept as protobuf bytes takes its encoding plus :data:`ENCODED_SPAN_OVERHEAD`
-    (807 bytes of RSS per 475-byte span in the ingest benchmark). A span kept decoded (OTLP/JSON,
-    reported Steps) takes Python objects: 1,400 bytes of fixed cost, ~64 per attribute and event
-    entry, and its strings and containers (2,946 bytes of RSS per span in the benchmark, against
-    ~2,700 estimated).
+    A span kept as protobuf bytes takes its encoding plus :data:`ENCODED_SPAN_OVERHEAD` (in the
+    ingest benchmark: 797 bytes estimated, ~810 of RSS measured per 475-byte span). A span kept
+    decoded (OTLP/JSON, reported Steps) takes Python objects: 1,400 bytes of fixed cost, ~64 per
+    attribute and event entry, and its strings and containers (2,773 estimated, ~2,950 of RSS
+    measured).
 
     Example:
         >>> span = EncodedSpan(b"t" * 16, b"s" * 8, b"", "otlp/protobuf", b"x" * 470, Envelope({}))
