@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -47,6 +49,70 @@ class Hangs(Evaluator):
         return Seen(earlier=[])
 
 
+class Where(BaseModel):
+    thread: str
+
+
+class Computes(Evaluator):
+    """CPU only: marked blocking, so it runs on a worker thread."""
+
+    name = "computes"
+    tier = 3
+    blocking = True
+
+    async def evaluate(self, ctx: EvalContext) -> Where:
+        return Where(thread=threading.current_thread().name)
+
+
+class OnTheLoop(Evaluator):
+    name = "on_the_loop"
+    tier = 3
+
+    async def evaluate(self, ctx: EvalContext) -> Where:
+        await asyncio.sleep(0)
+        return Where(thread=threading.current_thread().name)
+
+
+class WronglyBlocking(Evaluator):
+    name = "wrongly_blocking"
+    tier = 3
+    blocking = True
+
+    async def evaluate(self, ctx: EvalContext) -> Where:
+        await asyncio.sleep(0)  # it awaits, so it is not blocking
+        return Where(thread="")
+
+
+class Grinds(Evaluator):
+    """Computes for longer than its timeout, without ever awaiting."""
+
+    name = "grinds"
+    tier = 3
+    blocking = True
+
+    async def evaluate(self, ctx: EvalContext) -> Where:
+        deadline = time.monotonic() + 1.0
+        while time.monotonic() < deadline:  # CPU work, never yielding to the loop
+            pass
+        return Where(thread="")
+
+
+async def test_blocking_evaluators_run_off_the_event_loop_and_can_time_out() -> None:
+    loop_thread = threading.current_thread().name
+    pipeline = EvalPipeline(
+        EvalConfig(evaluator_timeout=0.2), evaluators=[Computes(), OnTheLoop(), WronglyBlocking(), Grinds()]
+    )
+    evaluation = await pipeline.run(context())
+    assert evaluation.results["on_the_loop"] == {"thread": loop_thread}
+    assert evaluation.results["computes"]["thread"] != loop_thread
+    failures = {f.evaluator: f.error for f in evaluation.failures}
+    assert failures == {
+        "wrongly_blocking": "RuntimeError: evaluator 'wrongly_blocking' is marked blocking but awaited something",
+        "grinds": "timed out after 0.2 s",  # a CPU-bound evaluator on the loop could not have been interrupted
+    }
+    assert {e.name for e in select_evaluators() if e.blocking} == {"graph", "latency", "protocol", "text"}
+
+
 def test_built_ins_register_through_the_entry_point_group() -> None:
     assert sorted(available_evaluators()) == BUILT_INS
     order = [e.name for e in select_evaluators()]
@@ -59,6 +125,9 @@ def test_built_ins_register_through_the_entry_point_group() -> None:
 
 
 async def test_later_tiers_see_earlier_results_and_failures_are_entries(caplog: pytest.LogCaptureFixture) -> None:
+    # Warm up first: the first graph evaluation in a process imports networkx's algorithms, and
+    # blocking evaluators run on a thread where the 0.2 s timeout (meant for Hangs) holds too.
+    await EvalPipeline(EvalConfig(), evaluators=select_evaluators(["graph", "protocol"])).run(context())
     config = EvalConfig(evaluator_timeout=0.2)
     pipeline = EvalPipeline(config, evaluators=[Recorder(), Hangs(), *select_evaluators(["graph", "protocol"])])
     with caplog.at_level(logging.WARNING):

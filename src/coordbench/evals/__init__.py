@@ -17,7 +17,7 @@ from coordbench.evals.config import DEFAULT_WEIGHTS, EvalConfig, JudgeConfig
 from coordbench.evals.graph import GraphEvaluator, graph_score
 from coordbench.evals.judge import JudgeResult, LLMJudgeEvaluator, rule_judgment
 from coordbench.evals.latency import LatencyEvaluator, LatencyResult
-from coordbench.evals.pipeline import EvalPipeline, EvaluatorFailure, ScenarioEvaluation
+from coordbench.evals.pipeline import EvalPipeline, EvaluatorFailure, ScenarioEvaluation, run_evaluator
 from coordbench.evals.protocol import ProtocolEvaluator, ProtocolResult
 from coordbench.evals.scoring import Score, combine
 from coordbench.evals.text import TextEvaluator, TextResult
@@ -53,5 +53,6 @@ __all__ = [
     "combine",
     "graph_score",
     "rule_judgment",
+    "run_evaluator",
     "select_evaluators",
 ]

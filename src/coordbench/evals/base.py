@@ -185,12 +185,17 @@ class Evaluator(ABC):
         tier: :data:`TIER_GRAPH`, :data:`TIER_ANALYSIS` or :data:`TIER_TEXT` (or higher).
         order: Position within the tier (lower first; then by name).
         description: One line: what it measures.
+        blocking: Its ``evaluate`` computes without awaiting anything (CPU only). The pipeline
+            then runs it on a worker thread, so the event loop, and the OTLP receivers that
+            share it in the assessor, keep serving meanwhile, and its timeout can fire. One
+            that awaits something (an HTTP call, say) must leave this ``False``.
     """
 
     name: ClassVar[str]
     tier: ClassVar[int]
     order: ClassVar[int] = 0
     description: ClassVar[str] = ""
+    blocking: ClassVar[bool] = False
 
     @abstractmethod
     async def evaluate(self, ctx: EvalContext) -> BaseModel:

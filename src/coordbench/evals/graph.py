@@ -41,6 +41,7 @@ class GraphEvaluator(Evaluator):
 
     name = "graph"
     tier = TIER_GRAPH
+    blocking = True  # computes only: run on a worker thread
     description = "Agent-graph metrics (centralities, structure, paths, distribution), detections, classification."
 
     async def evaluate(self, ctx: EvalContext) -> GraphMetrics:

@@ -106,6 +106,7 @@ class LatencyEvaluator(Evaluator):
 
     name = "latency"
     tier = TIER_ANALYSIS
+    blocking = True  # computes only: run on a worker thread
     description = "Call latency percentiles (avg, p50, p95, p99), per-agent figures, slowest agent, critical path."
 
     async def evaluate(self, ctx: EvalContext) -> LatencyResult:

@@ -6,7 +6,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
@@ -15,7 +15,7 @@ from coordbench.evals.config import EvalConfig
 from coordbench.evals.scoring import Score, combine
 from coordbench.graph.metrics.result import canonical_json
 
-__all__ = ["EvalPipeline", "EvaluatorFailure", "ScenarioEvaluation"]
+__all__ = ["EvalPipeline", "EvaluatorFailure", "ScenarioEvaluation", "run_evaluator"]
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +63,28 @@ class ScenarioEvaluation(BaseModel):
         return canonical_json(self.model_dump(mode="json"))
 
 
+def _run_blocking(evaluator: Evaluator, ctx: EvalContext) -> BaseModel:
+    """Run a :attr:`~Evaluator.blocking` evaluator's coroutine to its end on this (worker) thread.
+
+    It awaits nothing, so one ``send`` finishes it; if it does await, it is not blocking, and
+    that is an error in the evaluator (reported as its failure).
+    """
+    coroutine = evaluator.evaluate(ctx)
+    try:
+        coroutine.send(None)
+    except StopIteration as done:
+        return cast("BaseModel", done.value)
+    coroutine.close()
+    raise RuntimeError(f"evaluator {evaluator.name!r} is marked blocking but awaited something")
+
+
+async def run_evaluator(evaluator: Evaluator, ctx: EvalContext) -> BaseModel:
+    """Evaluate ``ctx`` with one evaluator: on a worker thread when it is :attr:`~Evaluator.blocking`."""
+    if evaluator.blocking:
+        return await asyncio.to_thread(_run_blocking, evaluator, ctx)
+    return await evaluator.evaluate(ctx)
+
+
 class EvalPipeline:
     """Runs evaluators in order (tier, order, name) and combines their scores.
 
@@ -87,7 +109,7 @@ class EvalPipeline:
         for evaluator in self.evaluators:
             started = time.perf_counter()
             try:
-                result = await asyncio.wait_for(evaluator.evaluate(ctx), timeout=self.config.evaluator_timeout)
+                result = await asyncio.wait_for(run_evaluator(evaluator, ctx), timeout=self.config.evaluator_timeout)
                 score = evaluator.score(result, ctx)
             except TimeoutError:
                 message = f"timed out after {self.config.evaluator_timeout:g} s"

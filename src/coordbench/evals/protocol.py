@@ -119,6 +119,7 @@ class ProtocolEvaluator(Evaluator):
 
     name = "protocol"
     tier = TIER_GRAPH
+    blocking = True  # computes only: run on a worker thread
     order = 10
     description = "Per-agent A2A calls, failures, retries, task states, bytes, tokens and cost."
 

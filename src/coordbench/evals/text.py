@@ -78,6 +78,7 @@ class TextEvaluator(Evaluator):
 
     name = "text"
     tier = TIER_TEXT
+    blocking = True  # computes only: run on a worker thread
     description = "TF-IDF cosine and ROUGE-L to reference texts; information diversity and repetition of messages."
 
     async def evaluate(self, ctx: EvalContext) -> TextResult:

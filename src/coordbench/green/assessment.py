@@ -10,11 +10,13 @@ and goes through the same pipeline.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict
+from functools import partial
 from typing import Literal
 
 from coordbench.a2a import AgentCallError, Messenger
@@ -26,7 +28,9 @@ from coordbench.evals import (
     JudgeConfig,
     LatencyEvaluator,
     TeamOutcome,
+    run_evaluator,
 )
+from coordbench.graph.metrics import GraphMetrics
 from coordbench.green.request import AssessmentRequest, ScenarioConfig
 from coordbench.groundtruth import pattern_spans
 from coordbench.instrument import host_step
@@ -181,14 +185,17 @@ class Assessment:
             open_spans={root_id},
             within=scenario_span,
         )
-        ctx = EvalContext.build(
-            snapshot.spans,
-            scenario=scenario.eval_scenario(),
-            config=self.eval_config,
-            hosts=[self.assessor],
-            participants=names.values(),
-            completeness=snapshot.completeness,
-            outcome=outcome,
+        ctx = await asyncio.to_thread(
+            partial(
+                EvalContext.build,
+                snapshot.spans,
+                scenario=scenario.eval_scenario(),
+                config=self.eval_config,
+                hosts=[self.assessor],
+                participants=names.values(),
+                completeness=snapshot.completeness,
+                outcome=outcome,
+            )
         )
         evaluation = await self.pipeline.run(ctx)
         completeness = asdict(snapshot.completeness)
@@ -210,11 +217,14 @@ class Assessment:
         pattern = scenario.interaction_pattern
         assert pattern is not None  # noqa: S101 - only called for pattern scenarios
         spans = pattern_spans(pattern, scenario_id=scenario.id)
-        ctx = EvalContext.build(
-            spans,
-            scenario=scenario.eval_scenario(),
-            config=self.eval_config,
-            participants=pattern.agents,
+        ctx = await asyncio.to_thread(
+            partial(
+                EvalContext.build,
+                spans,
+                scenario=scenario.eval_scenario(),
+                config=self.eval_config,
+                participants=pattern.agents,
+            )
         )
         evaluation = await self.pipeline.run(ctx)
         return ScenarioReport(
@@ -230,15 +240,19 @@ class Assessment:
         """Graph and latency over all live scenarios together (the team's whole interaction)."""
         if not spans:
             return None, None
-        ctx = EvalContext.build(
-            spans,
-            scenario=EvalScenario(id="all-live-scenarios"),
-            config=self.eval_config,
-            hosts=[self.assessor],
-            participants=names.values(),
+        ctx = await asyncio.to_thread(
+            partial(
+                EvalContext.build,
+                spans,
+                scenario=EvalScenario(id="all-live-scenarios"),
+                config=self.eval_config,
+                hosts=[self.assessor],
+                participants=names.values(),
+            )
         )
-        graph = await GraphEvaluator().evaluate(ctx)
-        latency = await LatencyEvaluator().evaluate(ctx)
+        graph = await run_evaluator(GraphEvaluator(), ctx)
+        latency = await run_evaluator(LatencyEvaluator(), ctx)
+        assert isinstance(graph, GraphMetrics)  # noqa: S101 - what GraphEvaluator returns
         return graph.to_dict(), latency.model_dump(mode="json")
 
 
