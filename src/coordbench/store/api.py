@@ -31,8 +31,8 @@ def _store(request: Request) -> TraceStore:
 _SPANS_PER_CHUNK = 500
 
 
-def _render(snapshot: TraceSnapshot) -> list[bytes] | None:
-    """The JSON document in chunks of a few hundred spans (``None`` for a trace without spans).
+def _render(snapshot: TraceSnapshot) -> list[bytes]:
+    """The JSON document in chunks of a few hundred spans.
 
     Empties ``snapshot.spans`` as it goes.
 
@@ -40,8 +40,6 @@ def _render(snapshot: TraceSnapshot) -> list[bytes] | None:
     one ``json.dumps`` of a 100k-span trace (55 MB) froze the event loop, and with it the
     receivers, for most of a second; so did joining and sending it as one piece.
     """
-    if not snapshot.spans:
-        return None
     dumps = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
     head = dumps({"trace_id": snapshot.trace_id, "completeness": dataclasses.asdict(snapshot.completeness)})
     chunks = [f'{head[:-1]},"spans":['.encode()]
@@ -92,8 +90,6 @@ async def get_trace(
     # Built, rendered and freed on the worker thread: freeing 100k decoded spans alone holds
     # the GIL for ~100 ms, which must not happen on the event loop.
     chunks = await anyio.to_thread.run_sync(lambda: _render(build()))
-    if chunks is None:
-        raise HTTPException(404, f"trace {trace_id.lower()} not found")
     if len(chunks) <= 3:  # small enough to send whole, with a Content-Length
         return Response(b"".join(chunks), media_type="application/json")
     return StreamingResponse(_stream(chunks), media_type="application/json")

@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from coordbench import semconv
-from coordbench.spans import ENCODED_SPAN_OVERHEAD, EncodedSpan, SpanData, held_bytes
+from coordbench.spans import EncodedSpan, SpanData, held_bytes
 from coordbench.store.base import (
     BatchTooLargeError,
     Completeness,
@@ -273,8 +273,7 @@ class TraceStore:
                     new_traces.add(span.trace_id)
             duplicates = len(spans) - len(new)
             self._stats.received += len(spans)
-            overhead = ENCODED_SPAN_OVERHEAD  # held_bytes, inlined for the bytes payloads of the ingest hot path
-            sizes = [len(p) + overhead if type(p := span.payload) is bytes else held_bytes(span) for span in new]
+            sizes = [held_bytes(span) for span in new]
             try:
                 self._evict_for(len(new), len(new_traces), sum(sizes))
             except (StoreFullError, BatchTooLargeError) as exc:
@@ -356,11 +355,8 @@ class TraceStore:
         Raises:
             ValueError: If ``trace_id`` is not 32 hex digits.
         """
-        trace = self._traces.get(_trace_key(trace_id))
-        if trace is None:
-            return None
-        spans = trace.span_data()
-        return TraceSnapshot(trace_id.lower(), spans, self._completeness(trace, spans))
+        build = self.snapshot_builder(trace_id)
+        return build() if build is not None else None
 
     def snapshot_builder(self, trace_id: str) -> Callable[[], TraceSnapshot] | None:
         """What :meth:`get` returns, as a function to run on another thread (or ``None`` if unknown).
