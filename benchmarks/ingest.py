@@ -8,6 +8,11 @@ generator's wall time. Memory per stored span is the receiver's RSS growth divid
 spans it holds. The ceiling is ``ExportTraceServiceRequest.ParseFromString`` (plus gunzip for
 gzip bodies; ``json.loads`` for JSON) on the same bodies, timed here in this process. One more
 row runs protobuf into a durable receiver (``--data-dir``: SQLite), for what durability costs.
+
+The receiver's CPU time during the load (every thread, from ``/proc``) is reported per span
+too, and one more run sends the protobuf bodies to ``benchmarks/http_floor.py``: the same server
+stack that reads each body and drops it. Its CPU per span is what HTTP costs before any
+decoding, so the report can say how much of the 3x budget is left for decoding and storing.
 """
 
 from __future__ import annotations
@@ -45,6 +50,15 @@ class IngestResult:
     bytes_per_span_wire: float
     rss_bytes_per_span: float
     ceiling_spans_per_s: float
+    cpu_seconds: float
+    """CPU time the receiver process spent (all threads) while the load ran."""
+    floor: bool = False
+    """The HTTP floor (``benchmarks/http_floor.py``), not the receiver: nothing is stored."""
+
+    @property
+    def cpu_us_per_span(self) -> float:
+        sent = sum(self.statuses.values()) * SPANS_PER_REQUEST
+        return self.cpu_seconds * 1e6 / sent
 
     @property
     def spans_per_s(self) -> float:
@@ -60,6 +74,17 @@ def _rss(pid: int) -> int:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) * 1024
     return 0
+
+
+def _cpu_seconds(pid: int) -> float:
+    """On-CPU time of every thread of ``pid`` so far (``/proc/PID/task/*/schedstat``, nanoseconds)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # a thread that ended while we looked
+    return total / 1e9
 
 
 def _ceiling(payloads: list[bytes], fmt: str, compress: bool) -> float:
@@ -82,7 +107,9 @@ def _ceiling(payloads: list[bytes], fmt: str, compress: bool) -> float:
     return len(payloads) * SPANS_PER_REQUEST / best
 
 
-def _start_receiver(port: int, data_dir: str | None = None, *, off_loop: bool = False) -> subprocess.Popen[bytes]:
+def _start_receiver(
+    port: int, data_dir: str | None = None, *, off_loop: bool = False, floor: bool = False
+) -> subprocess.Popen[bytes]:
     env = {**os.environ, "COORDBENCH_MAX_SPANS": "10000000", "COORDBENCH_MAX_TRACES": "1000000"}
     env.pop("COORDBENCH_DATA_DIR", None)
     env.pop("COORDBENCH_DECODE_IN_THREAD_BYTES", None)
@@ -90,8 +117,14 @@ def _start_receiver(port: int, data_dir: str | None = None, *, off_loop: bool = 
         env["COORDBENCH_DECODE_IN_THREAD_BYTES"] = "0"  # every body decoded on a worker thread
     if data_dir is not None:
         env["COORDBENCH_DATA_DIR"] = data_dir
+    command = (
+        [sys.executable, "-m", "benchmarks.http_floor", str(port)]
+        if floor
+        else [sys.executable, "-m", "coordbench", "receiver", "--port", str(port), "--no-grpc"]
+    )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "coordbench", "receiver", "--port", str(port), "--no-grpc"],
+        command,
+        cwd=HERE.parent,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -106,18 +139,21 @@ def _start_receiver(port: int, data_dir: str | None = None, *, off_loop: bool = 
     raise RuntimeError("receiver did not start")
 
 
-def measure(fmt: str, compress: bool, *, durable: bool = False, off_loop: bool = False) -> IngestResult:
+def measure(
+    fmt: str, compress: bool, *, durable: bool = False, off_loop: bool = False, floor: bool = False
+) -> IngestResult:
     payloads = bodies(REQUESTS, fmt=fmt, compress=compress)
     raw_sizes = [len(gzip.decompress(b)) if compress else len(b) for b in payloads]
     sock = bind_loopback()
     port = sock.getsockname()[1]
     sock.close()
     data_dir = tempfile.TemporaryDirectory() if durable else None
-    proc = _start_receiver(port, data_dir.name if data_dir else None, off_loop=off_loop)
+    proc = _start_receiver(port, data_dir.name if data_dir else None, off_loop=off_loop, floor=floor)
     try:
         with tempfile.NamedTemporaryFile(suffix=".pickle", delete=False) as handle:
             pickle.dump(payloads, handle)
         rss_before = _rss(proc.pid)
+        cpu_before = _cpu_seconds(proc.pid)
         content_type = "application/x-protobuf" if fmt == "protobuf" else "application/json"
         out = subprocess.run(
             [
@@ -134,9 +170,10 @@ def measure(fmt: str, compress: bool, *, durable: bool = False, off_loop: bool =
             check=True,
             timeout=600,
         )
+        cpu = _cpu_seconds(proc.pid) - cpu_before
         Path(handle.name).unlink()
         report = json.loads(out.stdout)
-        stats = httpx.get(f"http://127.0.0.1:{port}/v1/stats", timeout=10).json()
+        stats = {"spans": 0} if floor else httpx.get(f"http://127.0.0.1:{port}/v1/stats", timeout=10).json()
         rss_after = _rss(proc.pid)
     finally:
         proc.terminate()
@@ -145,7 +182,9 @@ def measure(fmt: str, compress: bool, *, durable: bool = False, off_loop: bool =
             data_dir.cleanup()
     stored_new = stats["spans"]
     return IngestResult(
-        mode=f"{fmt}{' + gzip' if compress else ''}{', durable' if durable else ''}"
+        mode="protobuf, HTTP floor (read and dropped)"
+        if floor
+        else f"{fmt}{' + gzip' if compress else ''}{', durable' if durable else ''}"
         f"{', decoded off the loop' if off_loop else ''}",
         spans=stored_new,
         seconds=report["seconds"],
@@ -153,6 +192,8 @@ def measure(fmt: str, compress: bool, *, durable: bool = False, off_loop: bool =
         bytes_per_span_wire=statistics.fmean(raw_sizes) / SPANS_PER_REQUEST,
         rss_bytes_per_span=(rss_after - rss_before) / stored_new if stored_new else float("nan"),
         ceiling_spans_per_s=_ceiling(payloads, fmt, compress),
+        cpu_seconds=cpu,
+        floor=floor,
     )
 
 
@@ -175,6 +216,8 @@ def run() -> list[IngestResult]:
             key=lambda r: r.spans_per_s,
         )
         results.append(runs[len(runs) // 2])
+    floors = sorted((measure("protobuf", False, floor=True) for _ in range(RUNS)), key=lambda r: r.cpu_us_per_span)
+    results.append(floors[len(floors) // 2])
     return results
 
 
@@ -192,16 +235,41 @@ def report(results: list[IngestResult]) -> str:
         "thread; a 200 means the batch is committed and survives a crash of the process). *Decoded off the loop*: "
         "every body decoded on a worker thread (`decode_in_thread_bytes=0`), as bodies over 1 MiB are.",
         "",
-        "| body | spans stored | statuses | stored spans/s | ceiling spans/s | ceiling / stored | wire bytes/span "
-        "| RSS bytes/stored span |",
-        "|---|---:|---|---:|---:|---:|---:|---:|",
+        "| body | spans stored | statuses | stored spans/s | ceiling spans/s | ceiling / stored | receiver CPU µs/span "
+        "| wire bytes/span | RSS bytes/stored span |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for r in results:
+    rows = [r for r in results if not r.floor]
+    for r in rows:
         lines.append(
             f"| {r.mode} | {r.spans:,} | {r.statuses} | {r.spans_per_s:,.0f} | {r.ceiling_spans_per_s:,.0f} "
-            f"| {r.ratio:.1f}x | {r.bytes_per_span_wire:,.0f} | {r.rss_bytes_per_span:,.0f} |"
+            f"| {r.ratio:.1f}x | {r.cpu_us_per_span:.2f} | {r.bytes_per_span_wire:,.0f} | {r.rss_bytes_per_span:,.0f} |"
         )
     lines += ["", "Target: at least 100,000 protobuf spans/s stored on one core, within 3x of the raw parse."]
+    floor = next((r for r in results if r.floor), None)
+    protobuf = next((r for r in rows if r.mode == "protobuf"), None)
+    if floor is not None and protobuf is not None:
+        parse = 1e6 / protobuf.ceiling_spans_per_s
+        http = floor.cpu_us_per_span
+        ours = protobuf.cpu_us_per_span - http - parse
+        budget = 3 * parse
+        lines += [
+            "",
+            "Where a protobuf span's receiver CPU goes (µs per span, from the rows above and the HTTP floor: "
+            "`benchmarks/http_floor.py`, the same uvicorn/FastAPI stack reading each body and dropping it, "
+            f"{floor.statuses}, median of {RUNS} runs by CPU):",
+            "",
+            "| HTTP floor | raw parse | the rest: decoding and storing | receiver total | 3x budget (3 x parse) "
+            "| left for the rest under 3x |",
+            "|---:|---:|---:|---:|---:|---:|",
+            f"| {http:.2f} | {parse:.2f} | {ours:.2f} | {protobuf.cpu_us_per_span:.2f} | {budget:.2f} "
+            f"| {budget - http - parse:.2f} |",
+            "",
+            "The rest is everything the receiver does beyond reading the body and parsing it: framing each span's "
+            "bytes, checking ids, grouping by trace, de-duplication, byte accounting, the export response, the "
+            "garbage collector and first-touch page faults of a growing heap. The last column is what it may cost "
+            "for 3x to hold.",
+        ]
     return "\n".join(lines)
 
 

@@ -26,6 +26,13 @@ calls rotate between the modes below, so all see the same machine state:
 
 The time spent in the garbage collector during each mode's blocks is recorded too
 (``gc.callbacks``).
+
+Last, the *OpenTelemetry SDK floor*: the CLIENT and SERVER span one traced call produced
+(their names, kinds and final attributes, captured from a real call) are recorded again and
+again through the same kind of provider and BatchSpanProcessor, with the trace context
+injected into a carrier and extracted from it in between, and nothing else: no A2A call and
+none of our code. That is what any OpenTelemetry-based instrumentation recording these two
+spans pays, before it reads a request or a response.
 """
 
 from __future__ import annotations
@@ -48,8 +55,10 @@ from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.tasks import TaskUpdater
 from a2a.types import Part, Role, SendMessageRequest
+from opentelemetry import propagate, trace
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 
 from coordbench.a2a import build_agent_card, create_a2a_app
@@ -184,6 +193,92 @@ async def _measure(url_of: Callable[[str], str], streaming: bool, processes: int
     return result
 
 
+FLOOR_CALLS = 5_000
+
+
+@dataclass
+class SdkFloor:
+    """Per-call cost of recording one traced call's two spans through the OpenTelemetry SDK alone."""
+
+    samples_ns: list[int]
+    gc_ns: int
+    attributes: int
+    """Attributes on the two spans together."""
+
+    @property
+    def median_us(self) -> float:
+        return statistics.median(self.samples_ns) / 1e3
+
+    @property
+    def mean_us(self) -> float:
+        return statistics.fmean(self.samples_ns) / 1e3
+
+    @property
+    def gc_us_per_call(self) -> float:
+        return self.gc_ns / len(self.samples_ns) / 1e3
+
+
+async def _capture_spans(url: str) -> list[ReadableSpan]:
+    """The spans one traced, non-streaming call produces (the agent runs in this process)."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    instrumentor = A2AInstrumentor()
+    async with httpx.AsyncClient(timeout=30) as http:
+        card = await A2ACardResolver(http, url).get_agent_card()
+        client = ClientFactory(ClientConfig(streaming=False, httpx_client=http)).create(card)
+        instrumentor.instrument(tracer_provider=provider)
+        try:
+            request = SendMessageRequest(message=new_text_message("ping", role=Role.ROLE_USER))
+            async for _event in client.send_message(request):
+                pass
+            await asyncio.sleep(0.05)  # the server span ends when the agent's task is released
+        finally:
+            instrumentor.uninstrument()
+            await client.close()
+    return list(exporter.get_finished_spans())
+
+
+def sdk_floor(spans: Sequence[ReadableSpan]) -> SdkFloor:
+    """Record ``spans`` (a client and a server span) again and again: the SDK's share of a traced call."""
+    client = next(s for s in spans if s.kind == trace.SpanKind.CLIENT)
+    server = next(s for s in spans if s.kind == trace.SpanKind.SERVER)
+    client_attrs, server_attrs = dict(client.attributes or {}), dict(server.attributes or {})
+    provider = TracerProvider()
+    provider.add_span_processor(BatchSpanProcessor(CountingExporter(), max_queue_size=100_000))
+    tracer = provider.get_tracer("coordbench.benchmarks.floor")
+    samples: list[int] = []
+    clock = GcClock()
+
+    def one() -> int:
+        start = time.perf_counter_ns()
+        outer = tracer.start_span(client.name, kind=trace.SpanKind.CLIENT, attributes=client_attrs)
+        carrier: dict[str, str] = {}
+        propagate.inject(carrier, context=trace.set_span_in_context(outer))
+        inner = tracer.start_span(
+            server.name, context=propagate.extract(carrier), kind=trace.SpanKind.SERVER, attributes=server_attrs
+        )
+        inner.end()
+        outer.end()
+        return time.perf_counter_ns() - start
+
+    for _ in range(WARMUP):
+        one()
+    gc.callbacks.append(clock)
+    try:
+        samples = [one() for _ in range(FLOOR_CALLS)]
+    finally:
+        gc.callbacks.remove(clock)
+    provider.shutdown()
+    return SdkFloor(samples, clock.total_ns, len(client_attrs) + len(server_attrs))
+
+
+@dataclass
+class Outcome:
+    calls: list[Result]
+    floor: SdkFloor
+
+
 AGENT_OF_MODE = {
     "sdk-defaults": "defaults",
     "sdk-quiet": "quiet",
@@ -216,12 +311,13 @@ def _start_agent(mode: str) -> tuple[subprocess.Popen[bytes], str]:
     raise RuntimeError(f"benchmark agent ({mode}) did not start")
 
 
-def run() -> list[Result]:
+def run() -> Outcome:
     """Non-streaming and streaming calls, agent in this process, then agents in their own processes."""
     with LoopbackServer(
         lambda url: create_a2a_app(build_agent_card("bench", url, description="bench"), Worker())
     ) as url:
         results = [asyncio.run(_measure(lambda _mode: url, streaming)) for streaming in (False, True)]
+        floor = sdk_floor(asyncio.run(_capture_spans(url)))
     agents = {mode: _start_agent(mode) for mode in sorted(set(AGENT_OF_MODE.values()))}
     try:
         urls = {mode: agents[agent][1] for mode, agent in AGENT_OF_MODE.items()}
@@ -230,11 +326,13 @@ def run() -> list[Result]:
         for proc, _url in agents.values():
             proc.terminate()
             proc.wait(timeout=20)
-    return results
+    return Outcome(results, floor)
 
 
-def report(results: list[Result]) -> str:
+def report(outcome: Outcome) -> str:
     """The markdown section for docs/benchmarks.md."""
+    results, floor = outcome.calls, outcome.floor
+    quiet = next(r for r in results if r.processes == 1 and not r.streaming).median_us("sdk-quiet")
     one_process = [r for r in results if r.processes == 1]
     lines = [
         "## Instrumentation overhead (`benchmarks/instrumentation_overhead.py`)",
@@ -284,6 +382,15 @@ def report(results: list[Result]) -> str:
         + " · ".join(f"{r.gc_us_per_call('traced'):,.1f}" for r in one_process)
         + " µs; the difference is the collector's share of the overhead (collections triggered by one mode's "
         "garbage may run in the next block, so this share is approximate).",
+        "",
+        f"OpenTelemetry SDK floor: recording one traced call's CLIENT and SERVER span ({floor.attributes} "
+        "attributes between them, captured from a real call) through a TracerProvider and BatchSpanProcessor, "
+        f"with the trace context injected and extracted in between, and nothing else, {FLOOR_CALLS:,} times: "
+        f"median {floor.median_us:,.1f} µs, mean {floor.mean_us:,.1f} µs per call (of which "
+        f"{floor.gc_us_per_call:,.1f} µs in the garbage collector). That is "
+        f"{floor.mean_us / 150:.0%} of the 150 µs target and {floor.mean_us / (0.05 * quiet):.0%} of 5% of the "
+        f"one-process non-streaming sdk-quiet call ({quiet:,.0f} µs), spent before any instrumentation reads a "
+        "request or a response.",
         "",
         "Reading the figures: the overhead covers both ends of the call, in both settings. "
         "`traced` minus `traced-no-ext` is the price of serving the extensions the client asks for (timestamps and "
