@@ -108,7 +108,12 @@ def _ceiling(payloads: list[bytes], fmt: str, compress: bool) -> float:
 
 
 def _start_receiver(
-    port: int, data_dir: str | None = None, *, off_loop: bool = False, floor: bool = False
+    port: int,
+    data_dir: str | None = None,
+    *,
+    off_loop: bool = False,
+    floor: bool = False,
+    grpc_port: int | None = None,
 ) -> subprocess.Popen[bytes]:
     env = {**os.environ, "COORDBENCH_MAX_SPANS": "10000000", "COORDBENCH_MAX_TRACES": "1000000"}
     env.pop("COORDBENCH_DATA_DIR", None)
@@ -120,7 +125,15 @@ def _start_receiver(
     command = (
         [sys.executable, "-m", "benchmarks.http_floor", str(port)]
         if floor
-        else [sys.executable, "-m", "coordbench", "receiver", "--port", str(port), "--no-grpc"]
+        else [
+            sys.executable,
+            "-m",
+            "coordbench",
+            "receiver",
+            "--port",
+            str(port),
+            *(["--no-grpc"] if grpc_port is None else ["--grpc-port", str(grpc_port)]),
+        ]
     )
     proc = subprocess.Popen(
         command,
@@ -139,16 +152,30 @@ def _start_receiver(
     raise RuntimeError("receiver did not start")
 
 
-def measure(
-    fmt: str, compress: bool, *, durable: bool = False, off_loop: bool = False, floor: bool = False
-) -> IngestResult:
-    payloads = bodies(REQUESTS, fmt=fmt, compress=compress)
-    raw_sizes = [len(gzip.decompress(b)) if compress else len(b) for b in payloads]
+def _free_port() -> int:
     sock = bind_loopback()
     port = sock.getsockname()[1]
     sock.close()
+    return port
+
+
+def measure(
+    fmt: str,
+    compress: bool,
+    *,
+    durable: bool = False,
+    off_loop: bool = False,
+    floor: bool = False,
+    over_grpc: bool = False,
+) -> IngestResult:
+    payloads = bodies(REQUESTS, fmt=fmt, compress=compress)
+    raw_sizes = [len(gzip.decompress(b)) if compress else len(b) for b in payloads]
+    port = _free_port()
+    grpc_port = _free_port() if over_grpc else None
     data_dir = tempfile.TemporaryDirectory() if durable else None
-    proc = _start_receiver(port, data_dir.name if data_dir else None, off_loop=off_loop, floor=floor)
+    proc = _start_receiver(
+        port, data_dir.name if data_dir else None, off_loop=off_loop, floor=floor, grpc_port=grpc_port
+    )
     try:
         with tempfile.NamedTemporaryFile(suffix=".pickle", delete=False) as handle:
             pickle.dump(payloads, handle)
@@ -159,7 +186,7 @@ def measure(
             [
                 sys.executable,
                 str(HERE / "load_generator.py"),
-                f"http://127.0.0.1:{port}/v1/traces",
+                f"grpc://127.0.0.1:{grpc_port}" if over_grpc else f"http://127.0.0.1:{port}/v1/traces",
                 handle.name,
                 content_type,
                 "gzip" if compress else "",
@@ -185,7 +212,7 @@ def measure(
         mode="protobuf, HTTP floor (read and dropped)"
         if floor
         else f"{fmt}{' + gzip' if compress else ''}{', durable' if durable else ''}"
-        f"{', decoded off the loop' if off_loop else ''}",
+        f"{', decoded off the loop' if off_loop else ''}{', OTLP/gRPC' if over_grpc else ''}",
         spans=stored_new,
         seconds=report["seconds"],
         statuses={str(k): v for k, v in report["statuses"].items()},
@@ -203,16 +230,17 @@ RUNS = 3
 def run() -> list[IngestResult]:
     """Each mode ``RUNS`` times; the run with the median throughput is reported."""
     results = []
-    for fmt, compress, durable, off_loop in (
-        ("protobuf", False, False, False),
-        ("protobuf", True, False, False),
-        ("json", False, False, False),
-        ("json", True, False, False),
-        ("protobuf", False, True, False),
-        ("protobuf", False, False, True),
+    for fmt, compress, durable, off_loop, over_grpc in (
+        ("protobuf", False, False, False, False),
+        ("protobuf", True, False, False, False),
+        ("json", False, False, False, False),
+        ("json", True, False, False, False),
+        ("protobuf", False, True, False, False),
+        ("protobuf", False, False, True, False),
+        ("protobuf", False, False, False, True),
     ):
         runs = sorted(
-            (measure(fmt, compress, durable=durable, off_loop=off_loop) for _ in range(RUNS)),
+            (measure(fmt, compress, durable=durable, off_loop=off_loop, over_grpc=over_grpc) for _ in range(RUNS)),
             key=lambda r: r.spans_per_s,
         )
         results.append(runs[len(runs) // 2])
@@ -233,7 +261,9 @@ def report(results: list[IngestResult]) -> str:
         "same bodies in this process (`ParseFromString`, or `json.loads` for JSON; gunzip included for gzip). "
         "*Durable*: the same with `--data-dir` (SQLite in WAL mode, `synchronous=NORMAL`, written on its own "
         "thread; a 200 means the batch is committed and survives a crash of the process). *Decoded off the loop*: "
-        "every body decoded on a worker thread (`decode_in_thread_bytes=0`), as bodies over 1 MiB are.",
+        "every body decoded on a worker thread (`decode_in_thread_bytes=0`), as bodies over 1 MiB are. "
+        "*OTLP/gRPC*: the same protobuf bodies as `TraceService/Export` calls to the receiver's gRPC port "
+        f"({CONNECTIONS} channels; statuses are gRPC's).",
         "",
         "| body | spans stored | statuses | stored spans/s | ceiling spans/s | ceiling / stored | receiver CPU µs/span "
         "| wire bytes/span | RSS bytes/stored span |",
