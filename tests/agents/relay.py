@@ -91,8 +91,9 @@ class RelayExecutor(AgentExecutor):
     ends ``failed``), ``message`` (answers with a single Message instead of a Task),
     ``probe`` (answers with JSON describing the trace context and extensions it received),
     ``fanout`` (a coordinator: asks every peer listed in the message's data part
-    ``{"peers": {role: url}}`` except itself, then answers with their replies), ``inject``
-    (echo, with a prompt-injection attempt appended to its answer).
+    ``{"peers": {role: url}}`` except itself, then answers with their replies; all at once
+    with ``parallel=True``), ``inject`` (echo, with a prompt-injection attempt appended to its
+    answer).
     """
 
     def __init__(
@@ -104,8 +105,10 @@ class RelayExecutor(AgentExecutor):
         behaviour: str = "echo",
         delay: float = 0.0,
         self_url: str | None = None,
+        parallel: bool = False,
     ) -> None:
         self.self_url = self_url
+        self.parallel = parallel
         self.name = name
         self.next_url = next_url
         self.streaming = streaming
@@ -144,17 +147,24 @@ class RelayExecutor(AgentExecutor):
         with tool_step("lookup", parameters={"query": text}) as step:
             step.set_usage(input_tokens=3, output_tokens=5, cost=0.001)
         if self.behaviour == "fanout":
-            peers = _peers(context)
-            answers: list[str] = []
-            for role, url in sorted(peers.items()):
-                if url.rstrip("/") == (self.self_url or "").rstrip("/"):
-                    continue
+            peers = {
+                role: url
+                for role, url in sorted(_peers(context).items())
+                if url.rstrip("/") != (self.self_url or "").rstrip("/")
+            }
+
+            async def ask(role: str, url: str) -> str:
                 client = AgentClient(url, streaming=self.streaming)
                 try:
                     _state, inner = await client.ask(f"{role}, please help with: {text}")
                 finally:
                     await client.close()
-                answers.append(inner)
+                return inner
+
+            if self.parallel:
+                answers = list(await asyncio.gather(*(ask(role, url) for role, url in peers.items())))
+            else:
+                answers = [await ask(role, url) for role, url in peers.items()]
             reply = f"{self.name} combined: " + " | ".join(answers)
         elif self.next_url is not None:
             client = AgentClient(self.next_url, streaming=self.streaming)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import httpx
@@ -15,8 +16,10 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from conftest import StartAgent
 from coordbench import semconv
+from coordbench.a2a import Messenger
 from coordbench.instrument import A2AInstrumentor
 from coordbench.spans import SpanKind
+from coordbench.spantree import SpanTree
 from coordbench.steps import AgentInvocation, CallType, ToolInvocation, response_trace_from_metadata, step_from_span
 from coordbench.testing import RecordingSpanExporter
 
@@ -93,3 +96,75 @@ async def test_nothing_added_when_not_asked(
     text = json.dumps(events)
     assert semconv.TRACEABILITY_METADATA_KEY not in text
     assert semconv.TIMESTAMP_METADATA_KEY not in text
+
+
+@pytest.mark.parametrize("streaming", [False, True], ids=["send", "stream"])
+async def test_parallel_fan_out_and_concurrent_requests_keep_traces_and_steps_apart(
+    start_agent: StartAgent, a2a_instrumented: RecordingSpanExporter, streaming: bool
+) -> None:
+    """A coordinator asks two peers at once, twice at once: no span, step or cost crosses over.
+
+    Each of the two requests to A is its own trace; inside it A's calls to B and C overlap in
+    time and both reach D. A's response carries exactly its own steps (its lookup, B, C), each
+    peer's nested trace holds exactly that peer's work, and the costs add up per request.
+    """
+    d = start_agent("D", delay=0.05)
+    b = start_agent("B", next_url=d, streaming=streaming)
+    c = start_agent("C", next_url=d, streaming=streaming)
+    a = start_agent("A", behaviour="fanout", parallel=True, streaming=streaming)
+    peers = {"b": b, "c": c}
+    async with Messenger(timeout=30, streaming=streaming) as messenger:
+        one, two = await asyncio.gather(
+            messenger.send(a, "one", data={"peers": peers}, new_conversation=True),
+            messenger.send(a, "two", data={"peers": peers}, new_conversation=True),
+        )
+    for reply, word in ((one, "one"), (two, "two")):
+        assert reply.state == "completed"
+        assert reply.text == (f"A combined: B(D(b, please help with: {word})) | C(D(c, please help with: {word}))")
+
+    spans = await a2a_instrumented.wait_for_async(lambda s: sum(x.kind is SpanKind.SERVER for x in s) >= 10)
+    tree = SpanTree(spans)
+    assert len(tree.trace_ids) == 2
+    assert not tree.orphans
+    for reply, word in ((one, "one"), (two, "two")):
+        host_call = next(
+            s
+            for s in spans
+            if s.name == "invoke_agent A"
+            and s.kind is SpanKind.CLIENT
+            and s.attributes.get(semconv.GEN_AI_CONVERSATION_ID) == reply.context_id
+        )
+        in_trace = [s for s in spans if s.trace_id == host_call.trace_id]
+        assert len(in_trace) == len(spans) // 2
+        assert sorted(SpanTree(in_trace).call_chains()) == [("pytest", "A", "B", "D"), ("pytest", "A", "C", "D")]
+        to_b, to_c = (
+            next(s for s in in_trace if s.name == f"invoke_agent {peer}" and s.kind is SpanKind.CLIENT)
+            for peer in ("B", "C")
+        )
+        assert to_b.start_time_unix_nano < to_c.end_time_unix_nano  # A's two calls overlapped
+        assert to_c.start_time_unix_nano < to_b.end_time_unix_nano
+
+        assert host_call.attributes[semconv.A2A_STEP_COST] == pytest.approx(0.005)  # lookups: A, B, D, C, D
+        action = step_from_span(host_call).step_action
+        assert isinstance(action, AgentInvocation)
+        trace = action.response_trace
+        assert trace is not None
+        assert trace.trace_id == host_call.trace_id
+        tools = [s.step_action for s in trace.steps if s.call_type is CallType.TOOL]
+        assert tools == [ToolInvocation("lookup", {"query": word})]
+        nested = {
+            s.step_action.agent_name: s.step_action.response_trace
+            for s in trace.steps
+            if isinstance(s.step_action, AgentInvocation)
+        }
+        assert sorted(nested) == ["B", "C"]
+        for peer, peer_trace in nested.items():
+            asked = f"{peer.lower()}, please help with: {word}"
+            assert peer_trace is not None and peer_trace.trace_id == host_call.trace_id
+            peer_tool, peer_call = peer_trace.steps
+            assert peer_tool.step_action == ToolInvocation("lookup", {"query": asked})
+            assert isinstance(peer_call.step_action, AgentInvocation)
+            assert peer_call.step_action.agent_name == "D"
+            d_trace = peer_call.step_action.response_trace
+            assert d_trace is not None
+            assert [s.step_action for s in d_trace.steps] == [ToolInvocation("lookup", {"query": asked})]
