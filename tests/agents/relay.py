@@ -93,7 +93,9 @@ class RelayExecutor(AgentExecutor):
     ``fanout`` (a coordinator: asks every peer listed in the message's data part
     ``{"peers": {role: url}}`` except itself, then answers with their replies; all at once
     with ``parallel=True``), ``inject`` (echo, with a prompt-injection attempt appended to its
-    answer).
+    answer), ``ask`` (asks for more input on the first turn of a task, then echoes the
+    second; with ``resend_task=True`` it enqueues the resumed task again first, as many agents
+    do, so the stream opens with a snapshot still in ``input-required``).
     """
 
     def __init__(
@@ -106,9 +108,11 @@ class RelayExecutor(AgentExecutor):
         delay: float = 0.0,
         self_url: str | None = None,
         parallel: bool = False,
+        resend_task: bool = False,
     ) -> None:
         self.self_url = self_url
         self.parallel = parallel
+        self.resend_task = resend_task
         self.name = name
         self.next_url = next_url
         self.streaming = streaming
@@ -134,7 +138,13 @@ class RelayExecutor(AgentExecutor):
             await event_queue.enqueue_event(reply)
             return
         task = context.current_task or new_task_from_user_message(context.message)
-        await event_queue.enqueue_event(task)
+        if self.behaviour == "ask" and context.current_task is None:  # first turn: ask for more
+            await event_queue.enqueue_event(task)
+            updater = TaskUpdater(event_queue, task.id, task.context_id)
+            await updater.requires_input(updater.new_agent_message([Part(text=f"{self.name} needs more than {text}")]))
+            return
+        if context.current_task is None or self.resend_task or self.behaviour != "ask":
+            await event_queue.enqueue_event(task)  # a2a-sdk passes a re-sent task on as a snapshot
         updater = TaskUpdater(event_queue, task.id, task.context_id)
         await updater.start_work()
         if self.delay:

@@ -3,22 +3,27 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import httpx
 import pytest
 from a2a.client import ClientCallContext
+from a2a.helpers import new_text_message
 from a2a.types import (
     CancelTaskRequest,
     GetTaskRequest,
+    Role,
     SendMessageConfiguration,
     SendMessageRequest,
     SubscribeToTaskRequest,
+    Task,
     TaskState,
 )
 
 from agents.relay import AgentClient
 from conftest import StartAgent
 from coordbench import semconv
+from coordbench.instrument import host_step
 from coordbench.spans import SpanData, SpanKind, StatusCode
 from coordbench.spantree import SpanTree
 from coordbench.testing import RecordingSpanExporter
@@ -295,3 +300,72 @@ async def test_subscribe_and_cancel_are_traced_on_both_sides(
     subscribe = tree.one(name="SubscribeToTask Slow", kind=SpanKind.CLIENT)
     assert subscribe.attributes[semconv.A2A_STREAMING] is True
     assert subscribe.duration_ms >= 100  # it followed the task to its end
+
+
+@pytest.mark.parametrize(
+    ("streaming", "resend_task"),
+    [(False, False), (True, False), (True, True)],
+    ids=["send", "stream", "stream-resent-task"],
+)
+async def test_input_required_turn_and_its_follow_up(
+    start_agent: StartAgent, span_exporter: RecordingSpanExporter, streaming: bool, resend_task: bool
+) -> None:
+    """An agent asks for more input; the caller answers on the same task: two calls, one conversation.
+
+    The first call ends at ``input-required`` (an interrupted task, not an error), the second
+    carries the same task and context ids to ``completed``, and both sit under the caller's
+    HOST step, each server span under its client span. When the agent re-sends the resumed task
+    first, the second stream opens with a snapshot still in ``input-required``: the spans must
+    not end there (they did, reporting ``input-required`` for a call that completed).
+    """
+    url = start_agent("Asker", behaviour="ask", resend_task=resend_task)
+    client = AgentClient(url, streaming=streaming)
+    inner = await client._get()
+
+    async def final_task(message: Any, last: Any = None) -> Any:
+        """The task as the call leaves it (status updates applied to ``last``, the task known so far)."""
+        async for event in inner.send_message(SendMessageRequest(message=message)):
+            kind = event.WhichOneof("payload")
+            if kind == "task":
+                last = event.task
+            elif kind == "status_update" and last is not None:
+                last.status.CopyFrom(event.status_update.status)
+        assert last is not None
+        return last
+
+    async with host_step("conversation"):
+        first = await final_task(_message("book a table"))
+        state_before = first.status.state
+        second = await final_task(
+            new_text_message("for two", role=Role.ROLE_USER, context_id=first.context_id, task_id=first.id),
+            Task(id=first.id, context_id=first.context_id),
+        )
+    await client.close()
+    assert state_before == TaskState.TASK_STATE_INPUT_REQUIRED
+    assert second.status.state == TaskState.TASK_STATE_COMPLETED
+    assert (second.id, second.context_id) == (first.id, first.context_id)
+
+    spans = await span_exporter.wait_for_async(
+        lambda s: servers(s, 2) and any(x.name.startswith("invoke_workflow") for x in s)
+    )
+    tree = SpanTree(spans)
+    assert len(tree.trace_ids) == 1
+    host = tree.one(name="invoke_workflow conversation")
+    calls = sorted(
+        (s for s in spans if s.name == "invoke_agent Asker" and s.kind is SpanKind.CLIENT),
+        key=lambda s: s.start_time_unix_nano,
+    )
+    assert len(calls) == 2
+    for call, state in zip(calls, ("input-required", "completed"), strict=True):
+        assert tree.parent(call) == host
+        (served,) = tree.children(call)
+        assert served.kind is SpanKind.SERVER
+        for span in (call, served):
+            assert span.attributes[semconv.A2A_TASK_ID] == first.id
+            assert span.attributes[semconv.GEN_AI_CONVERSATION_ID] == first.context_id
+            assert span.attributes[semconv.A2A_TASK_STATE] == state
+            assert span.status_code is StatusCode.UNSET
+    assert calls[0].end_time_unix_nano <= calls[1].start_time_unix_nano
+    # the follow-up's spans cover its whole stream: working, the artifact, completed (+ a re-sent snapshot)
+    if streaming:
+        assert calls[1].attributes[semconv.A2A_RESPONSE_EVENTS] == 3 + resend_task

@@ -14,6 +14,7 @@ __all__ = [
     "CHARS_PER_TOKEN",
     "CONTENT_LIMIT",
     "FINAL_STATES",
+    "TERMINAL_STATES",
     "artifacts_chars",
     "estimate_tokens",
     "message_chars",
@@ -29,16 +30,17 @@ CHARS_PER_TOKEN = 4
 
 _TERMINAL_PREFIX = "TASK_STATE_"
 
-FINAL_STATES = frozenset(
+TERMINAL_STATES = frozenset(
     {
         TaskState.TASK_STATE_COMPLETED,
         TaskState.TASK_STATE_FAILED,
         TaskState.TASK_STATE_CANCELED,
         TaskState.TASK_STATE_REJECTED,
-        TaskState.TASK_STATE_INPUT_REQUIRED,
-        TaskState.TASK_STATE_AUTH_REQUIRED,
     }
 )
+"""States a task never leaves."""
+
+FINAL_STATES = TERMINAL_STATES | {TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED}
 """States after which a task sends no more events for the current request (terminal or interrupted)."""
 
 

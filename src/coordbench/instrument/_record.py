@@ -80,8 +80,11 @@ class CallRecord:
         """Learn ids, state and sizes from one response object (Task, Message or update event).
 
         Returns:
-            Whether it is the last event of the call: a message, a task or status update in a
-            terminal or interrupted state, or anything at all when the call does not stream.
+            Whether it is the last event of the call: anything at all when the call does not
+            stream; else a message, a status update in a terminal or interrupted state, or a
+            task in a terminal state. A task *snapshot* in an interrupted state does not end a
+            stream: an agent resuming a task after ``input-required`` may send the task as it
+            stood (a2a-sdk forwards a re-sent task), and the new turn's events follow it.
         """
         if isinstance(event, Task):
             self.task_id, self.context_id, self.state = event.id, event.context_id, event.status.state
@@ -107,7 +110,9 @@ class CallRecord:
             self._capture(event)
         if not self.streaming or isinstance(event, Message):
             return True
-        return not isinstance(event, TaskArtifactUpdateEvent) and self.state in _payload.FINAL_STATES
+        if isinstance(event, TaskStatusUpdateEvent):
+            return self.state in _payload.FINAL_STATES
+        return isinstance(event, Task) and self.state in _payload.TERMINAL_STATES
 
     def _capture(self, event: Any) -> None:
         """Keep the text of a response event (content capture is on)."""
