@@ -166,11 +166,21 @@ def agent_view(graph: nx.DiGraph[str], *, include_hosts: bool = False) -> nx.DiG
     """The graph the coordination metrics look at: agents only, hosts left out unless asked.
 
     The host (say, the assessor handing out tasks) calls every participant once per task;
-    counting it would make every team look like a star around the assessor.
+    counting it would make every team look like a star around the assessor. Calls an agent
+    makes to itself (recursion, or delegating to another instance of itself) are left out too:
+    they are work inside one agent, not coordination between agents, and as loops they would
+    push density and an agent's share of the interactions above 1 and hide an agent that talks
+    to no one else from the isolation check. They stay in ``graph`` and in the result's edges.
+
+    Example:
+        >>> G = nx.DiGraph([("A", "A"), ("A", "B")])
+        >>> sorted(agent_view(G).edges())
+        [('A', 'B')]
     """
-    roles = cast("Iterable[tuple[str, str]]", graph.nodes(data="role"))
+    roles = cast("Iterable[tuple[str, str]]", graph.nodes(data="role", default=None))
     keep = [n for n, role in roles if include_hosts or role != HOST]
     view = graph.subgraph(keep).copy()
+    view.remove_edges_from(list(nx.selfloop_edges(view)))
     return view
 
 
