@@ -30,6 +30,28 @@ def test_critical_path_of_sequential_and_nested_work() -> None:
     assert sum(end - start for _, _, start, end in path.segments) == 100 * 1_000_000
 
 
+def test_critical_path_with_clock_skew_stays_inside_the_root() -> None:
+    """Hosts whose clocks disagree: children starting before or ending after their parent.
+
+    Root R 0..100; its child X 5..105 ends after it; X's children are Y 20..200 and Z -30..-10
+    (wholly before X); Y's child W -50..60 starts before everyone. Each child is clipped to the
+    window of its parent the walk is in: X to 5..100, Y to 20..100, W to 20..60, and Z is not
+    on the path. Unclipped, W was credited from -50 and the agents' times summed past the root.
+    """
+    spans = [
+        span("r", span_id=sid(1), start_ms=0, end_ms=100, service="R"),
+        span("x", span_id=sid(2), parent=sid(1), start_ms=5, end_ms=105, service="X"),
+        span("y", span_id=sid(3), parent=sid(2), start_ms=20, end_ms=200, service="Y"),
+        span("z", span_id=sid(4), parent=sid(2), start_ms=-30, end_ms=-10, service="Z"),
+        span("w", span_id=sid(5), parent=sid(3), start_ms=-50, end_ms=60, service="W"),
+    ]
+    path = StepTree(spans).critical_path()
+    # walking back from 100: Y 100..60 (40), W 60..20 (40), X 20..5 (15), R 5..0 (5)
+    assert path.length_ms == 100
+    assert path.by_agent_ms == {"R": 5.0, "W": 40.0, "X": 15.0, "Y": 40.0}
+    assert sum(end - start for _, _, start, end in path.segments) == 100 * 1_000_000
+
+
 def test_parallel_children_only_the_longest_is_critical() -> None:
     spans = [
         span("a", span_id=sid(1), start_ms=0, end_ms=100, service="A"),

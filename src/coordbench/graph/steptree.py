@@ -100,7 +100,10 @@ class StepTree:
         walk continues inside that child, and after it from the child's start. Children
         that start after the cursor ran in the shadow of a longer sibling and are not on
         the path. So the segments tile the root's duration, and ``by_agent_ms`` says which
-        agents the end-to-end latency waited for.
+        agents the end-to-end latency waited for. Spans from hosts whose clocks disagree can
+        start before their parent or end after it: each child is clipped to the part of its
+        parent the walk is in, so the segments still tile the root and no agent is credited
+        with time outside it.
 
         Example:
             >>> from coordbench.spans import SpanData, SpanKind
@@ -132,21 +135,24 @@ class StepTree:
 
     def _critical_segments(self, top: SpanData) -> list[tuple[str, str, int, int]]:
         segments: list[tuple[str, str, int, int]] = []
-        # Frames: (span, its agent, cursor to walk back from, its children latest-ending first, next index)
-        stack: list[tuple[SpanData, str, int, Sequence[SpanData], int]] = []
+        # Frames: (span, its agent, cursor to walk back from, its children latest-ending first, next
+        # index, the earliest time the walk may reach in it: its start, clipped to its parent's window)
+        stack: list[tuple[SpanData, str, int, Sequence[SpanData], int, int]] = []
 
         children_of = self.spans.children_of
 
-        def push(span: SpanData, cursor: int) -> None:
+        def push(span: SpanData, cursor: int, floor: int) -> None:
             kids = children_of(span.span_id)
             if len(kids) > 1:
                 kids = sorted(kids, key=_end_desc)
-            stack.append((span, self.spans.agent_of(span) or "?", min(cursor, span.end_time_unix_nano), kids, 0))
+            start = max(span.start_time_unix_nano, floor)
+            stack.append(
+                (span, self.spans.agent_of(span) or "?", min(cursor, span.end_time_unix_nano), kids, 0, start)
+            )
 
-        push(top, top.end_time_unix_nano)
+        push(top, top.end_time_unix_nano, top.start_time_unix_nano)
         while stack:
-            span, agent, cursor, kids, index = stack.pop()
-            start = span.start_time_unix_nano
+            span, agent, cursor, kids, index, start = stack.pop()
             while index < len(kids):
                 child = kids[index]
                 index += 1
@@ -156,8 +162,8 @@ class StepTree:
                 if cursor > child_end:
                     segments.append((span.span_id, agent, child_end, cursor))
                 # resume this span from the child's start once the child is done
-                stack.append((span, agent, max(child.start_time_unix_nano, start), kids, index))
-                push(child, child_end)
+                stack.append((span, agent, max(child.start_time_unix_nano, start), kids, index, start))
+                push(child, child_end, start)
                 break
             else:
                 if cursor > start:
