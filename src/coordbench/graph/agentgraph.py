@@ -180,7 +180,7 @@ def agent_view(graph: nx.DiGraph[str], *, include_hosts: bool = False) -> nx.DiG
     roles = cast("Iterable[tuple[str, str]]", graph.nodes(data="role", default=None))
     keep = [n for n, role in roles if include_hosts or role != HOST]
     view = graph.subgraph(keep).copy()
-    view.remove_edges_from(list(nx.selfloop_edges(view)))
+    view.remove_edges_from([(u, v) for u, v in view.edges() if u == v])
     return view
 
 

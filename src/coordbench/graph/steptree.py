@@ -146,9 +146,7 @@ class StepTree:
             if len(kids) > 1:
                 kids = sorted(kids, key=_end_desc)
             start = max(span.start_time_unix_nano, floor)
-            stack.append(
-                (span, self.spans.agent_of(span) or "?", min(cursor, span.end_time_unix_nano), kids, 0, start)
-            )
+            stack.append((span, self.spans.agent_of(span) or "?", min(cursor, span.end_time_unix_nano), kids, 0, start))
 
         push(top, top.end_time_unix_nano, top.start_time_unix_nano)
         while stack:
