@@ -47,6 +47,11 @@ async def test_unreachable_slow_and_empty_calls(start_agent: StartAgent) -> None
             await messenger.send("http://127.0.0.1:9/", "x")
         with pytest.raises(ValueError, match="a message needs text or data"):
             await messenger.send(slow)
+        # a URL's credentials stay out of the error, which ends up in results and status messages
+        with pytest.raises(AgentCallError) as caught:
+            await messenger.send(slow.replace("http://", "http://bot:s3cret@", 1) + "?key=s3cret", "x")
+        assert "s3cret" not in str(caught.value)
+        assert "http://REDACTED:REDACTED@127.0.0.1:" in str(caught.value)
 
 
 async def test_bearer_token_is_sent() -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import httpx
 import pytest
 
 from coordbench.a2a import Messenger
@@ -44,8 +45,10 @@ async def test_live_assessment_end_to_end(
     coordinator = start_participant("coordinator", green.url, behaviour="fanout")
     worker_a = start_participant("worker-a", green.url)
     worker_b = start_participant("worker-b", green.url)
+    # worker_b is given with credentials in its URL: they must not reach results, status or spans
+    worker_b_url = worker_b.url.replace("http://", "http://bot:s3cret-token@", 1)
     request = {
-        "participants": {"coordinator": coordinator.url, "worker_a": worker_a.url, "worker_b": worker_b.url},
+        "participants": {"coordinator": coordinator.url, "worker_a": worker_a.url, "worker_b": worker_b_url},
         "config": {
             "scenarios": [{"id": "launch", "task": TASK, "references": [REFERENCE]}],
             "trace_timeout": 30,
@@ -64,9 +67,18 @@ async def test_live_assessment_end_to_end(
     assert results["participants"] == {
         "coordinator": "agentbeats-id-coordinator",
         "worker_a": worker_a.url,
-        "worker_b": worker_b.url,
+        "worker_b": worker_b.url.replace("http://", "http://REDACTED:REDACTED@", 1),
     }
     assert results["results"] == [row]
+    assert "s3cret" not in (green.output_dir / "results.json").read_text()
+    assert "s3cret" not in reply.text
+    async with httpx.AsyncClient(base_url=green.url, timeout=30) as http:
+        listing = (await http.get("/v1/traces", params={"limit": 500})).json()
+        stored = [(await http.get(f"/v1/traces/{t['trace_id']}")).text for t in listing["traces"]]
+    assert stored
+    # not even in captured message content, which carries the request and the peers' URLs
+    assert any("gen_ai.input.messages" in text for text in stored)
+    assert not [text for text in stored if "s3cret" in text]
 
     scenario = row["detail"]["scenarios"][0]
     assert (scenario["id"], scenario["mode"], scenario["status"], scenario["error"]) == (

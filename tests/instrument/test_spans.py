@@ -20,13 +20,14 @@ from a2a.types import (
     TaskState,
 )
 
-from agents.relay import AgentClient
+from agents.relay import AgentClient, RelayExecutor
 from conftest import StartAgent
 from coordbench import semconv
+from coordbench.a2a import build_agent_card, create_a2a_app
 from coordbench.instrument import host_step
-from coordbench.spans import SpanData, SpanKind, StatusCode
+from coordbench.spans import SpanData, SpanKind, StatusCode, span_to_dict
 from coordbench.spantree import SpanTree
-from coordbench.testing import RecordingSpanExporter
+from coordbench.testing import LoopbackServer, RecordingSpanExporter
 
 pytestmark = pytest.mark.usefixtures("a2a_instrumented")
 
@@ -369,3 +370,26 @@ async def test_input_required_turn_and_its_follow_up(
     # the follow-up's spans cover its whole stream: working, the artifact, completed (+ a re-sent snapshot)
     if streaming:
         assert calls[1].attributes[semconv.A2A_RESPONSE_EVENTS] == 3 + resend_task
+
+
+async def test_agent_url_credentials_never_reach_spans(span_exporter: RecordingSpanExporter) -> None:
+    """A card may advertise a URL carrying a token; the call works and the spans show it redacted."""
+    secret = "s3cret-token"
+
+    def app(url: str) -> object:
+        card = build_agent_card("Guarded", url, description="advertises a URL with credentials")
+        for interface in card.supported_interfaces:
+            if interface.protocol_binding == "JSONRPC":
+                interface.url = url.replace("http://", f"http://bot:{secret}@", 1) + f"?api_key={secret}"
+        return create_a2a_app(card, RelayExecutor("Guarded"))
+
+    with LoopbackServer(app) as url:
+        client = AgentClient(url, streaming=False)
+        state, text = await client.ask("hi")
+        await client.close()
+    assert (state, text) == ("TASK_STATE_COMPLETED", "Guarded(hi)")
+    spans = await span_exporter.wait_for_async(lambda s: servers(s, 1))
+    call = next(s for s in spans if s.kind is SpanKind.CLIENT)
+    host_port = url.removeprefix("http://")
+    assert call.attributes[semconv.A2A_AGENT_URL] == f"http://REDACTED:REDACTED@{host_port}?api_key=REDACTED"
+    assert secret not in json.dumps([span_to_dict(s) for s in spans])

@@ -23,7 +23,8 @@ from a2a.types import AgentCard, Artifact, GetTaskRequest, Message, Part, Role, 
 from google.protobuf.json_format import MessageToDict
 
 from coordbench.errors import CoordbenchError
-from coordbench.instrument._payload import FINAL_STATES
+from coordbench.instrument._payload import FINAL_STATES, TERMINAL_STATES
+from coordbench.urls import redact_urls_in
 
 __all__ = ["DEFAULT_TIMEOUT", "AgentCallError", "Messenger", "Reply"]
 
@@ -135,7 +136,7 @@ class Messenger:
                 try:
                     card = await A2ACardResolver(self._http, url).get_agent_card()
                 except Exception as exc:
-                    raise AgentCallError(f"cannot read the agent card at {url}: {exc}") from exc
+                    raise AgentCallError(redact_urls_in(f"cannot read the agent card at {url}: {exc}")) from exc
                 config = ClientConfig(streaming=self.streaming, httpx_client=self._http)
                 self._cards[url] = card
                 client = self._clients[url] = ClientFactory(config).create(card)
@@ -196,11 +197,11 @@ class Messenger:
                 client = await self._client(url)
                 reply = await self._exchange(client, SendMessageRequest(message=message), on_status)
         except TimeoutError as exc:
-            raise AgentCallError(f"{url} did not answer within {self.timeout:g} s") from exc
+            raise AgentCallError(redact_urls_in(f"{url} did not answer within {self.timeout:g} s")) from exc
         except AgentCallError:
             raise
         except Exception as exc:
-            raise AgentCallError(f"call to {url} failed: {type(exc).__name__}: {exc}") from exc
+            raise AgentCallError(redact_urls_in(f"call to {url} failed: {type(exc).__name__}: {exc}")) from exc
         reply.duration_ms = (time.perf_counter() - started) * 1e3
         if reply.context_id:
             self._contexts[url] = reply.context_id
@@ -234,7 +235,8 @@ class Messenger:
             elif kind == "artifact_update":
                 artifact: Artifact = event.artifact_update.artifact
                 _collect(artifact.parts, texts, data)
-            if state in FINAL_STATES:
+            # a task snapshot in input-required may be the task as it stood before this turn
+            if state in (FINAL_STATES if kind == "status_update" else TERMINAL_STATES):
                 break
         if task is not None and state in FINAL_STATES and not texts and not data:
             _from_artifacts(task.artifacts, texts, data)

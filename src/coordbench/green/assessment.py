@@ -37,6 +37,7 @@ from coordbench.instrument import host_step
 from coordbench.results import AssessmentReport, ScenarioReport
 from coordbench.spans import SpanData
 from coordbench.store import TraceStore
+from coordbench.urls import redact_url
 
 __all__ = ["SCENARIO_ATTRIBUTE", "Assessment", "Progress"]
 
@@ -122,7 +123,7 @@ class Assessment:
         graph_metrics, latency_metrics = await self._overall(live_spans, names)
         return AssessmentReport(
             assessment_id=self.assessment_id,
-            participants={role: self.request.url_of(role) for role in self.request.participants},
+            participants={role: redact_url(self.request.url_of(role)) for role in self.request.participants},
             participant_ids=dict(config.participant_ids),
             scenarios=reports,
             graph_metrics=graph_metrics,

@@ -29,6 +29,7 @@ from coordbench.green.assessment import Assessment
 from coordbench.green.request import RequestError, parse_request
 from coordbench.results import result_row, summary_text, write_results
 from coordbench.store import TraceStore
+from coordbench.urls import redact_url
 
 __all__ = ["GreenExecutor"]
 
@@ -94,7 +95,7 @@ class GreenExecutor(AgentExecutor):
             logger.info("assessment request rejected: %s", exc)
             await updater.reject(updater.new_agent_message([Part(text=str(exc))]))
             return
-        roles = ", ".join(f"{role}={request.url_of(role)}" for role in request.participants)
+        roles = ", ".join(f"{role}={redact_url(request.url_of(role))}" for role in request.participants)
         scenarios = request.shard()
         await updater.start_work(
             updater.new_agent_message(

@@ -10,6 +10,8 @@ from typing import Any
 from a2a.types import Artifact, Message, Part, TaskState
 from google.protobuf.json_format import MessageToDict
 
+from coordbench.urls import redact_urls_in
+
 __all__ = [
     "CHARS_PER_TOKEN",
     "CONTENT_LIMIT",
@@ -95,15 +97,20 @@ def parts_text(parts: Iterable[Part]) -> str:
 def recorded_messages(role: str, texts: Iterable[str]) -> str:
     """GenAI-convention JSON for captured content, truncated to :data:`CONTENT_LIMIT` characters in all.
 
+    URLs in the text lose their credentials and query values (:func:`coordbench.urls.redact_url`):
+    agents pass each other URLs in messages (an assessor hands a team its peers' addresses),
+    and a URL may carry a token.
+
     Example:
-        >>> recorded_messages("user", ["hi"])
-        '[{"parts":[{"content":"hi","type":"text"}],"role":"user"}]'
+        >>> recorded_messages("user", ["hi, see https://bot:key@host/?token=t"])
+        '[{"parts":[{"content":"hi, see https://REDACTED:REDACTED@host/?token=REDACTED","type":"text"}],"role":"user"}]'
     """
     budget = CONTENT_LIMIT
     parts: list[dict[str, str]] = []
     for text in texts:
         if budget <= 0:
             break
+        text = redact_urls_in(text)
         if len(text) > budget:
             text = text[:budget] + "...[truncated]"
         budget -= len(text)

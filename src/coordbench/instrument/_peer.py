@@ -8,6 +8,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from coordbench import semconv
+from coordbench.urls import redact_url
 
 __all__ = ["Peer", "peer_of"]
 
@@ -103,7 +104,7 @@ def _describe(card: Any, transport: Any) -> Peer:
         elif binding == "GRPC":
             attributes[semconv.RPC_SYSTEM_NAME] = "grpc"
     if url:
-        attributes[semconv.A2A_AGENT_URL] = url
+        attributes[semconv.A2A_AGENT_URL] = redact_url(url)  # a URL may carry a token
     if address:
         attributes[semconv.SERVER_ADDRESS] = address
     if port is not None:
