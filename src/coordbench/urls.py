@@ -10,10 +10,11 @@ dropped. The URL used to reach the agent is not changed.
 
 from __future__ import annotations
 
+import logging
 import re
 from urllib.parse import urlsplit, urlunsplit
 
-__all__ = ["REDACTED", "redact_url", "redact_urls_in"]
+__all__ = ["REDACTED", "RedactUrlsFilter", "redact_url", "redact_urls_in"]
 
 REDACTED = "REDACTED"
 
@@ -66,3 +67,39 @@ def redact_urls_in(text: str) -> str:
         "call to https://h/?key=REDACTED failed: 401 for url 'https://REDACTED:REDACTED@h/x'"
     """
     return _URL.sub(lambda m: redact_url(m.group(0)), text)
+
+
+class RedactUrlsFilter(logging.Filter):
+    """A logging filter that redacts URLs in a record's message and in its traceback.
+
+    Attach it to a handler: errors from HTTP clients name the URL they called (httpx says
+    ``for url 'https://...'``), and a traceback shows every chained cause. The record's
+    message is rendered and redacted, and its traceback is rendered into ``exc_text`` (which
+    formatters use as is) and redacted, so no formatter sees the raw URL.
+
+    Example:
+        >>> import io
+        >>> stream = io.StringIO()
+        >>> handler = logging.StreamHandler(stream)
+        >>> handler.addFilter(RedactUrlsFilter())
+        >>> log = logging.getLogger("coordbench.example")
+        >>> log.addHandler(handler)
+        >>> log.warning("calling %s", "https://bot:key@host/")
+        >>> log.removeHandler(handler)
+        >>> stream.getvalue().strip()
+        'calling https://REDACTED:REDACTED@host/'
+    """
+
+    _formatter = logging.Formatter()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Redact the record in place; never drops it."""
+        record.msg = redact_urls_in(record.getMessage())
+        record.args = None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self._formatter.formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = redact_urls_in(record.exc_text)
+        if record.stack_info:
+            record.stack_info = redact_urls_in(record.stack_info)
+        return True

@@ -14,6 +14,7 @@ from coordbench.cli.evaluate import evaluate
 from coordbench.cli.green import green
 from coordbench.cli.groundtruth import groundtruth
 from coordbench.cli.receiver import receiver
+from coordbench.urls import RedactUrlsFilter
 
 __all__ = ["app", "main"]
 
@@ -50,6 +51,9 @@ def _root(
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
+    for handler in logging.getLogger().handlers:  # an agent URL may carry a token: logs show it redacted
+        if not any(isinstance(f, RedactUrlsFilter) for f in handler.filters):
+            handler.addFilter(RedactUrlsFilter())
 
 
 def main() -> None:
