@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
+import zstandard
 from google.rpc import status_pb2
 from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -74,7 +75,17 @@ def spans_body() -> list:
     return [root, client, serve("B", parent=sid(2), span_id=sid(3))]
 
 
-@pytest.mark.parametrize("encoding", ["identity", "gzip", "deflate", "raw-deflate"])
+def _zstd_streamed(data: bytes) -> bytes:
+    """zstd as a streaming encoder writes it (the Collector's): no content size in the header, two frames."""
+    half = len(data) // 2
+    out = b""
+    for piece in (data[:half], data[half:]):
+        compressor = zstandard.ZstdCompressor(write_checksum=True).compressobj()
+        out += compressor.compress(piece) + compressor.flush()
+    return out
+
+
+@pytest.mark.parametrize("encoding", ["identity", "gzip", "deflate", "raw-deflate", "zstd", "zstd-streamed"])
 def test_json_with_every_encoding(backend: Backend, encoding: str) -> None:
     raw = json.dumps(export_request_json(spans_body())).encode()
     body = {
@@ -82,8 +93,10 @@ def test_json_with_every_encoding(backend: Backend, encoding: str) -> None:
         "gzip": gzip.compress(raw),
         "deflate": zlib.compress(raw),
         "raw-deflate": _raw_deflate(raw),
+        "zstd": zstandard.ZstdCompressor().compress(raw),
+        "zstd-streamed": _zstd_streamed(raw),
     }[encoding]
-    headers = {**JSON, "Content-Encoding": encoding.replace("raw-", "")}
+    headers = {**JSON, "Content-Encoding": encoding.replace("raw-", "").replace("-streamed", "")}
     response = httpx.post(f"{backend.url}/v1/traces", content=body, headers=headers)
     assert response.status_code == 200
     assert response.headers["content-type"] == "application/json"
@@ -126,6 +139,13 @@ def status_of(response: httpx.Response) -> status_pb2.Status:
     return status_pb2.Status.FromString(response.content)
 
 
+def _corrupt_zstd_block() -> bytes:
+    """A zstd frame whose compressed block is garbage (the framing is intact)."""
+    frame = bytearray(zstandard.ZstdCompressor().compress(b"abcd" * 4096))
+    frame[-4:] = b"\xff\xff\xff\xff"
+    return bytes(frame)
+
+
 @pytest.mark.parametrize(
     ("headers", "body", "code", "message"),
     [
@@ -134,6 +154,19 @@ def status_of(response: httpx.Response) -> status_pb2.Status:
         (JSON, b"[" * 100_000 + b"]" * 100_000, 400, "nested too deeply"),
         ({**PROTO, "Content-Encoding": "gzip"}, b"not gzip at all", 400, "cannot decompress gzip body"),
         ({**PROTO, "Content-Encoding": "gzip"}, gzip.compress(b"x" * 100)[:-8], 400, "cannot decompress gzip body"),
+        ({**PROTO, "Content-Encoding": "zstd"}, b"not zstd at all", 400, "cannot decompress zstd body"),
+        (  # truncated: zstd's own stream reader would return what it could and say nothing
+            {**PROTO, "Content-Encoding": "zstd"},
+            zstandard.ZstdCompressor().compress(bytes(range(256)) * 64)[:-3],
+            400,
+            "cannot decompress zstd body: truncated zstd",
+        ),
+        (  # well framed, corrupt inside
+            {**PROTO, "Content-Encoding": "zstd"},
+            _corrupt_zstd_block(),
+            400,
+            "cannot decompress zstd body: cannot decode zstd body",
+        ),
         ({"Content-Type": "text/plain"}, b"hi", 415, "unsupported Content-Type 'text/plain'"),
         ({}, b"hi", 415, "unsupported Content-Type ''"),
         ({**PROTO, "Content-Encoding": "br"}, b"hi", 415, "unsupported Content-Encoding 'br'"),
@@ -164,6 +197,16 @@ def test_size_cap_before_and_after_decompression(start_backend: StartBackend) ->
     response = httpx.post(f"{backend.url}/v1/traces", content=bomb, headers={**PROTO, "Content-Encoding": "gzip"})
     assert response.status_code == 413
     assert "after decompression" in status_of(response).message
+    # zstd: a frame declaring its 50 MiB, and a streamed one that does not say
+    for zstd_bomb in (
+        zstandard.ZstdCompressor().compress(b"\x00" * (50 * 1024 * 1024)),
+        _zstd_streamed(b"\x00" * (50 * 1024 * 1024)),
+    ):
+        assert len(zstd_bomb) < 64 * 1024
+        headers = {**PROTO, "Content-Encoding": "zstd"}
+        response = httpx.post(f"{backend.url}/v1/traces", content=zstd_bomb, headers=headers)
+        assert response.status_code == 413
+        assert "after decompression" in status_of(response).message
     assert backend.stats()["received"] == 0
 
 

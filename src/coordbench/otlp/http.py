@@ -1,9 +1,9 @@
-"""OTLP/HTTP trace receiver: ``POST /v1/traces`` (protobuf or JSON, gzip or deflate).
+"""OTLP/HTTP trace receiver: ``POST /v1/traces`` (protobuf or JSON, gzip, deflate or zstd).
 
 Answers follow the OTLP specification: an ``ExportTraceServiceResponse`` in the request's
 encoding, ``partial_success`` for rejected spans, ``google.rpc.Status`` bodies for errors,
 400 for undecodable data, 408 for a body not sent within ``body_timeout``, 413 over the size
-cap (also after decompression: no gzip bombs) or for a batch larger than the whole store, 415
+cap (also after decompression: no gzip or zstd bombs) or for a batch larger than the whole store, 415
 for unknown content types or encodings, 429 when too many exports are being decoded and 503
 when the store is full, both with ``Retry-After``. Only spans that are stored are acknowledged.
 """
@@ -24,6 +24,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from starlette.requests import ClientDisconnect
 
 from coordbench.otlp.decode import DecodeResult, OtlpDecodeError, decode_json, decode_protobuf
+from coordbench.otlp.zstd import ZstdBodyError, ZstdTooLargeError, decompress_zstd
 from coordbench.settings import Settings
 from coordbench.store import BatchTooLargeError, StoreUnavailableError, TraceStore
 
@@ -54,6 +55,11 @@ def _decompress(raw: bytes, encoding: str, limit: int) -> bytes:
     """Inflate ``raw``; refuse to produce more than ``limit`` bytes."""
     if encoding in ("", "identity"):
         return raw
+    if encoding == "zstd":
+        try:
+            return decompress_zstd(raw, limit)
+        except ZstdTooLargeError:
+            raise _TooLarge from None
     wbits = 16 + zlib.MAX_WBITS if encoding == "gzip" else zlib.MAX_WBITS
     out = bytearray()
     data = raw
@@ -115,7 +121,7 @@ def decode_weight(size: int, encoding: str, content_type: str) -> int:
     loop for the GIL: protobuf ingest measured ~30% slower that way, so only bodies whose
     decode would hold the loop for more than a few milliseconds go there.
     """
-    weight = size * 4 if encoding in ("gzip", "deflate") else size
+    weight = size * 4 if encoding in ("gzip", "deflate", "zstd") else size
     return weight * 4 if content_type == CONTENT_JSON else weight
 
 
@@ -149,11 +155,11 @@ async def export_traces(request: Request) -> Response:
             CONTENT_PROTOBUF,
         )
     encoding = request.headers.get("content-encoding", "").strip().lower()
-    if encoding not in ("", "identity", "gzip", "deflate"):
+    if encoding not in ("", "identity", "gzip", "deflate", "zstd"):
         return status_response(
             415,
             code_pb2.INVALID_ARGUMENT,
-            f"unsupported Content-Encoding {encoding!r}; use gzip or deflate",
+            f"unsupported Content-Encoding {encoding!r}; use gzip, deflate or zstd",
             content_type,
         )
     limit = settings.max_body_bytes
@@ -190,7 +196,7 @@ async def export_traces(request: Request) -> Response:
             result = await anyio.to_thread.run_sync(work) if off_loop else work()
         except _TooLarge:
             return _too_large(limit, content_type)
-        except zlib.error as exc:
+        except (zlib.error, ZstdBodyError) as exc:
             return status_response(
                 400, code_pb2.INVALID_ARGUMENT, f"cannot decompress {encoding} body: {exc}", content_type
             )
