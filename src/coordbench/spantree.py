@@ -41,6 +41,11 @@ def _start(span: SpanData) -> tuple[int, str]:
     return span.start_time_unix_nano, span.span_id
 
 
+def _process_key(span: SpanData) -> tuple[tuple[str, str], ...]:
+    """A hashable stand-in for the span's resource (its process)."""
+    return tuple(sorted((key, repr(value)) for key, value in span.resource.items()))
+
+
 def is_agent_server_span(span: SpanData) -> bool:
     """Whether ``span`` is an A2A request handled by an agent (a SERVER span naming its agent)."""
     return span.kind is SpanKind.SERVER and span.attribute_str(semconv.GEN_AI_AGENT_NAME) is not None
@@ -88,6 +93,7 @@ class SpanTree:
         self.orphans: list[SpanData] = sorted(orphans, key=_start)
         """Spans whose parent id was never seen (lost or not yet arrived)."""
         self._agents: dict[str, str | None] = {}
+        self._process_agents: dict[tuple[tuple[str, str], ...], set[str]] | None = None
 
     def __len__(self) -> int:
         """Number of distinct spans."""
@@ -176,8 +182,12 @@ class SpanTree:
 
         That is the agent of the nearest A2A SERVER span at or above ``span`` in the same
         process; a CLIENT span's own ``gen_ai.agent.name`` names the callee, so it does not
-        count. Without such a server span: ``a2a.caller.name`` on a client span, else the
-        ``service.name`` of the span's resource.
+        count. Without such a server span above, a span that wraps one below it in the same
+        process (the HTTP server span of an ASGI or FastAPI instrumentation, around our A2A
+        server span) belongs to that agent, and so does any other server span (an agent-card
+        fetch, a health check) of a process whose A2A server spans name one agent only.
+        Otherwise: ``a2a.caller.name`` on a client span, else the ``service.name`` of the
+        span's resource.
         """
         path: list[SpanData] = []
         current: SpanData | None = span
@@ -195,10 +205,47 @@ class SpanTree:
             current = parent if parent is not None and parent.resource == current.resource else None
         if agent is None and path:
             named = (p.attribute_str(semconv.A2A_CALLER_NAME) for p in path)
-            agent = next((n for n in named if n is not None), None) or path[-1].service_name
+            agent = next((n for n in named if n is not None), None)
+            if agent is None and path[-1].kind is SpanKind.SERVER:
+                agent = self._agent_below(path[-1]) or self._only_agent_of_process(path[-1])
+            agent = agent or path[-1].service_name
         for visited in path:
             self._agents[visited.span_id] = agent
         return agent
+
+    def _only_agent_of_process(self, span: SpanData) -> str | None:
+        """The agent a process serves, if its A2A SERVER spans name exactly one."""
+        if self._process_agents is None:
+            self._process_agents = {}
+            for candidate in self._by_id.values():
+                if is_agent_server_span(candidate):
+                    name = candidate.attribute_str(semconv.GEN_AI_AGENT_NAME)
+                    self._process_agents.setdefault(_process_key(candidate), set()).add(name or "")
+        agents = self._process_agents.get(_process_key(span), set())
+        return next(iter(agents)) if len(agents) == 1 else None
+
+    def _agent_below(self, top: SpanData, depth: int = 4) -> str | None:
+        """The one agent whose A2A SERVER span sits under the server span ``top`` (a few levels down).
+
+        Only through the same process and not through client spans: below a client span is
+        whoever it called.
+        """
+        found: set[str] = set()
+        level = [top]
+        for _ in range(depth):
+            level = [
+                c
+                for s in level
+                for c in self.children_of(s.span_id)
+                if c.resource == top.resource and c.kind is not SpanKind.CLIENT
+            ]
+            for child in level:
+                if is_agent_server_span(child):
+                    found.add(child.attribute_str(semconv.GEN_AI_AGENT_NAME) or "")
+            if found or not level:
+                break
+        found.discard("")
+        return next(iter(found)) if len(found) == 1 else None
 
     def calls(self) -> list[AgentCall]:
         """Every agent-to-agent message, caller → callee, by start time."""

@@ -219,20 +219,30 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--streaming", choices=["true", "false"], default="true")
     parser.add_argument("--behaviour", default="echo")
     parser.add_argument("--configure-tracing", action="store_true")
+    parser.add_argument("--http-spans", action="store_true", help="also trace HTTP: httpx client, ASGI server")
     args = parser.parse_args(argv)
+    provider = None
     if args.configure_tracing:
         from coordbench.instrument import A2AInstrumentor
         from coordbench.telemetry import configure_tracing
 
         provider = configure_tracing(args.name)
         A2AInstrumentor().instrument(tracer_provider=provider)
+        if args.http_spans:
+            from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
+
+            HTTPXClientInstrumentor().instrument(tracer_provider=provider)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # TCP_NODELAY: see bind_loopback
     sock.bind(("127.0.0.1", 0))
     url = f"http://127.0.0.1:{sock.getsockname()[1]}/"
     executor = RelayExecutor(
         args.name, next_url=args.next_url, streaming=args.streaming == "true", behaviour=args.behaviour, self_url=url
     )
-    app = create_a2a_app(build_agent_card(args.name, url, description=f"relay agent {args.name}"), executor)
+    app: Any = create_a2a_app(build_agent_card(args.name, url, description=f"relay agent {args.name}"), executor)
+    if args.http_spans and provider is not None:
+        from opentelemetry.instrumentation.asgi import OpenTelemetryMiddleware
+
+        app = OpenTelemetryMiddleware(app, tracer_provider=provider)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
 
     async def serve() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from coordbench import semconv
-from coordbench.graph import agent_view, build_agent_graph, flow_view, with_tools
+from coordbench.graph import StepTree, agent_view, build_agent_graph, flow_view, with_tools
 from coordbench.spans import SpanKind, StatusCode
 from support.spans import call, serve, sid, span
 
@@ -78,3 +78,36 @@ def test_explicit_hosts() -> None:
     G = build_agent_graph([call("pytest", "A", span_id=sid(1))], hosts=["pytest"])
     assert G.nodes["pytest"]["role"] == "host"
     assert semconv.GEN_AI_AGENT_NAME  # the callee attribute is what names the target
+
+
+def test_http_spans_of_other_instrumentations_make_no_agents() -> None:
+    """httpx CLIENT and ASGI SERVER spans around A2A calls, and an agent-card fetch with no A2A below.
+
+    Named after their processes' service.name they used to add idle agents 'svc-A' and 'svc-B',
+    which the detections then called isolated. They belong to the agents of their processes, and
+    the 500 of B's card endpoint counts as B's error.
+    """
+    spans = [
+        call("host", "A", span_id=sid(2), start_ms=1, end_ms=99),
+        span("POST", span_id=sid(3), parent=sid(2), kind=SpanKind.CLIENT, service="host"),
+        span("POST /", span_id=sid(4), parent=sid(3), kind=SpanKind.SERVER, service="svc-A"),
+        serve("A", parent=sid(4), span_id=sid(5)),
+        call("svc-A", "B", parent=sid(5), span_id=sid(6)),
+        span("POST", span_id=sid(7), parent=sid(6), kind=SpanKind.CLIENT, service="svc-A"),
+        span("POST /", span_id=sid(8), parent=sid(7), kind=SpanKind.SERVER, service="svc-B"),
+        serve("B", parent=sid(8), span_id=sid(9)),
+        span("GET", span_id=sid(20), parent=sid(5), kind=SpanKind.CLIENT, service="svc-A"),
+        span(
+            "GET /.well-known/agent-card.json",
+            span_id=sid(21),
+            parent=sid(20),
+            kind=SpanKind.SERVER,
+            service="svc-B",
+            status=StatusCode.ERROR,
+        ),
+    ]
+    G = build_agent_graph(spans)
+    assert sorted(G) == ["A", "B", "host"]
+    assert sorted(G.edges(data="count")) == [("A", "B", 1), ("host", "A", 1)]
+    assert G.nodes["B"]["errors"] == 1
+    assert StepTree(spans).critical_path().by_agent_ms.keys() <= {"A", "B", "host"}

@@ -14,13 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from agents.relay import AgentClient
-from conftest import StartAgent
+from agents.relay import AgentClient, RelayExecutor
 from coordbench import semconv
+from coordbench.a2a import build_agent_card, create_a2a_app
+from coordbench.graph import evaluate_graph
 from coordbench.spans import SpanData, SpanKind, StatusCode
 from coordbench.spantree import SpanTree
 from coordbench.steps import AgentInvocation, CallType, ToolInvocation, step_from_span
-from coordbench.testing import RecordingSpanExporter
+from coordbench.testing import LoopbackServer, RecordingSpanExporter
 from support.otlp_sink import OtlpSink
 from support.processes import RELAY, AgentProcess, exporting_env
 
@@ -59,36 +60,73 @@ def agent_steps_complete(spans: list[SpanData]) -> None:
             assert step.cost == pytest.approx(0.001)
 
 
+@pytest.mark.parametrize("http_spans", [False, True], ids=["a2a-spans", "with-http-spans"])
 @pytest.mark.parametrize("streaming", [False, True], ids=["send", "stream"])
 async def test_three_agents_across_processes_form_one_tree(
-    start_agent: StartAgent,
     a2a_instrumented: RecordingSpanExporter,
     otlp_sink: OtlpSink,
     subprocess_env: dict[str, str],
     processes: list[AgentProcess],
     streaming: bool,
+    http_spans: bool,
 ) -> None:
+    """With ``http_spans``, HTTP-level instrumentation is layered in, as ``opentelemetry-instrument``
+    does when ``opentelemetry-instrumentation-httpx`` is installed: A's and B's outgoing requests
+    get httpx CLIENT spans and B (then its own process) is wrapped in the ASGI middleware, so B's
+    server span hangs under an HTTP server span under A's HTTP client span, and the agent-card
+    fetches leave HTTP spans with no A2A span under them. The trace, the call chain and the agent
+    graph must come out the same: no agent named after a process, no isolated agent.
+    """
     flag = "true" if streaming else "false"
     c = AgentProcess(
         [sys.executable, RELAY, "--name", "C", "--configure-tracing"], otlp_env(subprocess_env, otlp_sink, "agent-c")
     )
     processes.append(c)
-    b = start_agent("B", next_url=c.url, streaming=streaming)
+
+    env_a = otlp_env(subprocess_env, otlp_sink, "agent-a")
+    if not http_spans:
+        env_a["OTEL_PYTHON_DISABLED_INSTRUMENTATIONS"] = "httpx,httpx2"
     instrument = shutil.which("opentelemetry-instrument", path=str(Path(sys.executable).parent))
     assert instrument is not None
-    a = AgentProcess(
-        [instrument, sys.executable, RELAY, "--name", "A", "--next-url", b, "--streaming", flag],
-        otlp_env(subprocess_env, otlp_sink, "agent-a"),
-    )
-    processes.append(a)
 
-    client = AgentClient(a.url, streaming=streaming)
-    assert await client.ask("relay me") == ("TASK_STATE_COMPLETED", "A(B(C(relay me)))")
-    await client.close()
+    async def run(b: str) -> list[SpanData]:
+        command = [instrument, sys.executable, RELAY, "--name", "A", "--next-url", b, "--streaming", flag]
+        a = AgentProcess(command, env_a)
+        processes.append(a)
+        client = AgentClient(a.url, streaming=streaming)
+        assert await client.ask("relay me") == ("TASK_STATE_COMPLETED", "A(B(C(relay me)))")
+        await client.close()
+        local_servers = 0 if http_spans else 1  # B's server span, when B runs in this process
+        local = await a2a_instrumented.wait_for_async(
+            lambda s: (
+                any(x.kind is SpanKind.CLIENT for x in s) and sum(x.kind is SpanKind.SERVER for x in s) >= local_servers
+            )
+        )
+        assert "Traceback" not in a.stop()
+        return local
 
-    local = await a2a_instrumented.wait_for_async(lambda s: sum(x.kind is SpanKind.SERVER for x in s) >= 1)
-    errors = [a.stop(), c.stop()]
-    remote = otlp_sink.wait_for(lambda s: sum(x.kind is SpanKind.SERVER for x in s) >= 2)
+    if http_spans:  # B in its own process too, tracing its HTTP client and server as well
+        b_process = AgentProcess(
+            [sys.executable, RELAY, "--name", "B", "--next-url", c.url, "--streaming", flag, "--configure-tracing",
+             "--http-spans"],
+            otlp_env(subprocess_env, otlp_sink, "agent-b"),
+        )  # fmt: skip
+        processes.append(b_process)
+        local = await run(b_process.url)
+        errors = [b_process.stop(), c.stop()]
+        servers = 3
+    else:
+        with LoopbackServer(
+            lambda url: create_a2a_app(
+                build_agent_card("B", url, description="relay B"),
+                RelayExecutor("B", next_url=c.url, streaming=streaming, self_url=url),
+            )
+        ) as b:
+            local = await run(b)
+        errors = [c.stop()]
+        servers = 2
+    ours = semconv.INSTRUMENTATION_NAME
+    remote = otlp_sink.wait_for(lambda s: sum(x.kind is SpanKind.SERVER and x.scope_name == ours for x in s) >= servers)
     assert "Traceback" not in "".join(errors), errors
 
     spans = local + remote
@@ -96,14 +134,39 @@ async def test_three_agents_across_processes_form_one_tree(
     assert len(tree.trace_ids) == 1, tree.render()
     assert not tree.orphans, tree.render()
     assert tree.call_chains() == [("pytest", "A", "B", "C")], tree.render()
-    assert {s.service_name for s in remote} == {"agent-a", "agent-c"}
-    # each server span's parent is the caller's client span, emitted by another process
+    expected_services = {"agent-a", "agent-b", "agent-c"} if http_spans else {"agent-a", "agent-c"}
+    assert {s.service_name for s in remote} == expected_services
+    http = [s for s in spans if s.scope_name != semconv.INSTRUMENTATION_NAME]
+    assert bool(http) is http_spans, tree.render()
+    # each server span's parent is the caller's client span, emitted by another process, or
+    # with HTTP spans layered in, the caller's HTTP client span (and the callee's HTTP server span)
     for callee in "ABC":
         server = tree.one(name=f"invoke_agent {callee}", kind=SpanKind.SERVER)
         call = tree.one(name=f"invoke_agent {callee}", kind=SpanKind.CLIENT)
-        assert server.parent_span_id == call.span_id
+        between: list[SpanData] = []
+        for ancestor in tree.ancestors(server):
+            if ancestor.span_id == call.span_id:
+                break
+            between.append(ancestor)
+        else:
+            pytest.fail(f"the client span of {callee} is not above its server span:\n{tree.render()}")
+        # HTTP spans in between: B serves behind the ASGI middleware, A and B trace httpx
+        expected = {
+            "A": [],
+            "B": [(SpanKind.SERVER, "agent-b"), (SpanKind.CLIENT, "agent-a")],
+            "C": [(SpanKind.CLIENT, "agent-b")],
+        }[callee]
+        assert [(p.kind, p.service_name) for p in between] == (expected if http_spans else []), tree.render()
         assert server.resource != call.resource
         assert server.status_code is StatusCode.UNSET and call.status_code is StatusCode.UNSET
         assert server.attributes[semconv.A2A_TASK_STATE] == call.attributes[semconv.A2A_TASK_STATE] == "completed"
     assert [(c.caller, c.callee) for c in tree.calls()] == [("pytest", "A"), ("A", "B"), ("B", "C")]
-    agent_steps_complete(spans)
+    agent_steps_complete([s for s in spans if s.scope_name == semconv.INSTRUMENTATION_NAME])
+
+    result = evaluate_graph(spans)
+    assert sorted(a.name for a in result.agents) == ["A", "B", "C", "pytest"]
+    assert [(e.caller, e.callee, e.count) for e in result.edges] == [("A", "B", 1), ("B", "C", 1), ("pytest", "A", 1)]
+    assert result.detections.isolated_agents == []
+    critical = result.metrics["critical_path"]
+    assert isinstance(critical, dict)
+    assert set(critical["by_agent_ms"]) <= {"A", "B", "C", "pytest"}

@@ -67,6 +67,12 @@ def _hosts_of(tree: SpanTree) -> set[str]:
 def build_agent_graph(spans: Iterable[SpanData] | SpanTree, *, hosts: Iterable[str] = ()) -> nx.DiGraph[str]:
     """Build the agent graph of one or more traces.
 
+    Nodes come from what A2A spans say: agents that serve requests, make or receive calls
+    (polls included), run tool steps, or own a trace's root HOST step. Other spans (HTTP
+    client and server spans of other instrumentations, agent-card fetches, database calls)
+    count toward their agent's errors but make no node of their own: named after a process's
+    ``service.name``, they would show up as idle, isolated agents.
+
     Args:
         spans: The spans (any number of traces: they merge into one graph) or their tree.
         hosts: Agents to treat as hosts besides those owning a root HOST step.
@@ -87,7 +93,8 @@ def build_agent_graph(spans: Iterable[SpanData] | SpanTree, *, hosts: Iterable[s
         (5.0, 0.5)
     """
     tree = spans if isinstance(spans, SpanTree) else SpanTree(spans)
-    host_names = _hosts_of(tree) | set(hosts)
+    root_hosts = _hosts_of(tree)
+    host_names = root_hosts | set(hosts)
     nodes: dict[str, dict[str, Any]] = defaultdict(
         lambda: {"requests": 0, "calls": 0, "errors": 0, "tool_calls": 0, "tool_time_ms": 0.0, "tools": Counter[str]()}
     )
@@ -95,14 +102,16 @@ def build_agent_graph(spans: Iterable[SpanData] | SpanTree, *, hosts: Iterable[s
         lambda: {"latency_ms": [], "errors": 0, "polls": 0, "digests": []}
     )
     polls: Counter[tuple[str, str]] = Counter()
+    errors: Counter[str] = Counter()
     for span in tree.ordered():
         agent = tree.agent_of(span) or UNKNOWN_AGENT
-        node = nodes[agent]
         if span.status_code is StatusCode.ERROR:
-            node["errors"] += 1
+            errors[agent] += 1  # counted for agents the A2A spans below make nodes
+        call_type = call_type_of(span)
         if span.kind is SpanKind.SERVER and span.attribute_str(semconv.GEN_AI_AGENT_NAME):
-            node["requests"] += 1
+            nodes[agent]["requests"] += 1
         if is_agent_call(span):
+            node = nodes[agent]
             callee = span.attribute_str(semconv.GEN_AI_AGENT_NAME) or UNKNOWN_AGENT
             nodes[callee]
             node["calls"] += 1
@@ -114,12 +123,21 @@ def build_agent_graph(spans: Iterable[SpanData] | SpanTree, *, hosts: Iterable[s
             if digest:
                 edge["digests"].append(digest)
         elif span.kind is SpanKind.CLIENT and span.attributes.get(semconv.A2A_METHOD) in _POLL_METHODS:
-            polls[(agent, span.attribute_str(semconv.GEN_AI_AGENT_NAME) or UNKNOWN_AGENT)] += 1
-        elif call_type_of(span) is CallType.TOOL:
+            callee = span.attribute_str(semconv.GEN_AI_AGENT_NAME) or UNKNOWN_AGENT
+            nodes[agent]
+            nodes[callee]
+            polls[(agent, callee)] += 1
+        elif call_type is CallType.TOOL:
+            node = nodes[agent]
             node["tool_calls"] += 1
             node["tool_time_ms"] += span.duration_ms
             node["tools"][span.attribute_str(semconv.GEN_AI_TOOL_NAME) or span.name] += 1
 
+    for host in root_hosts:
+        nodes[host]
+    for agent, count in errors.items():
+        if agent in nodes:
+            nodes[agent]["errors"] += count
     graph: nx.DiGraph[str] = nx.DiGraph(traces=sorted(tree.trace_ids), hosts=sorted(host_names & set(nodes)))
     for name in sorted(nodes):
         data = nodes[name]
