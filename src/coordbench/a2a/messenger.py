@@ -23,7 +23,7 @@ from a2a.types import AgentCard, Artifact, GetTaskRequest, Message, Part, Role, 
 from google.protobuf.json_format import MessageToDict
 
 from coordbench.errors import CoordbenchError
-from coordbench.instrument._payload import FINAL_STATES, TERMINAL_STATES
+from coordbench.instrument._payload import FINAL_STATES, ends_stream
 from coordbench.urls import redact_urls_in
 
 __all__ = ["DEFAULT_TIMEOUT", "AgentCallError", "Messenger", "Reply"]
@@ -235,8 +235,7 @@ class Messenger:
             elif kind == "artifact_update":
                 artifact: Artifact = event.artifact_update.artifact
                 _collect(artifact.parts, texts, data)
-            # a task snapshot in input-required may be the task as it stood before this turn
-            if state in (FINAL_STATES if kind == "status_update" else TERMINAL_STATES):
+            if kind != "artifact_update" and ends_stream(state, snapshot=kind == "task"):
                 break
         if task is not None and state in FINAL_STATES and not texts and not data:
             _from_artifacts(task.artifacts, texts, data)

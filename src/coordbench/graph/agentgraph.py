@@ -107,7 +107,6 @@ def build_agent_graph(spans: Iterable[SpanData] | SpanTree, *, hosts: Iterable[s
         agent = tree.agent_of(span) or UNKNOWN_AGENT
         if span.status_code is StatusCode.ERROR:
             errors[agent] += 1  # counted for agents the A2A spans below make nodes
-        call_type = call_type_of(span)
         if span.kind is SpanKind.SERVER and span.attribute_str(semconv.GEN_AI_AGENT_NAME):
             nodes[agent]["requests"] += 1
         if is_agent_call(span):
@@ -127,7 +126,7 @@ def build_agent_graph(spans: Iterable[SpanData] | SpanTree, *, hosts: Iterable[s
             nodes[agent]
             nodes[callee]
             polls[(agent, callee)] += 1
-        elif call_type is CallType.TOOL:
+        elif call_type_of(span) is CallType.TOOL:
             node = nodes[agent]
             node["tool_calls"] += 1
             node["tool_time_ms"] += span.duration_ms

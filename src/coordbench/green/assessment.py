@@ -14,10 +14,10 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import asdict
 from functools import partial
-from typing import Literal
+from typing import Any, Literal
 
 from coordbench.a2a import AgentCallError, Messenger
 from coordbench.evals import (
@@ -186,17 +186,13 @@ class Assessment:
             open_spans={root_id},
             within=scenario_span,
         )
-        ctx = await asyncio.to_thread(
-            partial(
-                EvalContext.build,
-                snapshot.spans,
-                scenario=scenario.eval_scenario(),
-                config=self.eval_config,
-                hosts=[self.assessor],
-                participants=names.values(),
-                completeness=snapshot.completeness,
-                outcome=outcome,
-            )
+        ctx = await self._context(
+            snapshot.spans,
+            scenario=scenario.eval_scenario(),
+            hosts=[self.assessor],
+            participants=names.values(),
+            completeness=snapshot.completeness,
+            outcome=outcome,
         )
         evaluation = await self.pipeline.run(ctx)
         completeness = asdict(snapshot.completeness)
@@ -218,15 +214,7 @@ class Assessment:
         pattern = scenario.interaction_pattern
         assert pattern is not None  # noqa: S101 - only called for pattern scenarios
         spans = pattern_spans(pattern, scenario_id=scenario.id)
-        ctx = await asyncio.to_thread(
-            partial(
-                EvalContext.build,
-                spans,
-                scenario=scenario.eval_scenario(),
-                config=self.eval_config,
-                participants=pattern.agents,
-            )
-        )
+        ctx = await self._context(spans, scenario=scenario.eval_scenario(), participants=pattern.agents)
         evaluation = await self.pipeline.run(ctx)
         return ScenarioReport(
             id=scenario.id,
@@ -237,19 +225,16 @@ class Assessment:
             expected_label=scenario.label,
         )
 
+    async def _context(self, spans: Iterable[SpanData], **options: Any) -> EvalContext:
+        """:meth:`EvalContext.build` on a worker thread: the receivers share this event loop."""
+        return await asyncio.to_thread(partial(EvalContext.build, spans, config=self.eval_config, **options))
+
     async def _overall(self, spans: list[SpanData], names: dict[str, str]) -> tuple[dict[str, object] | None, ...]:
         """Graph and latency over all live scenarios together (the team's whole interaction)."""
         if not spans:
             return None, None
-        ctx = await asyncio.to_thread(
-            partial(
-                EvalContext.build,
-                spans,
-                scenario=EvalScenario(id="all-live-scenarios"),
-                config=self.eval_config,
-                hosts=[self.assessor],
-                participants=names.values(),
-            )
+        ctx = await self._context(
+            spans, scenario=EvalScenario(id="all-live-scenarios"), hosts=[self.assessor], participants=names.values()
         )
         graph = await run_evaluator(GraphEvaluator(), ctx)
         latency = await run_evaluator(LatencyEvaluator(), ctx)

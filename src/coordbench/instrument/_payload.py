@@ -18,6 +18,7 @@ __all__ = [
     "FINAL_STATES",
     "TERMINAL_STATES",
     "artifacts_chars",
+    "ends_stream",
     "estimate_tokens",
     "message_chars",
     "message_digest",
@@ -44,6 +45,22 @@ TERMINAL_STATES = frozenset(
 
 FINAL_STATES = TERMINAL_STATES | {TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED}
 """States after which a task sends no more events for the current request (terminal or interrupted)."""
+
+
+def ends_stream(state: int | None, *, snapshot: bool) -> bool:
+    """Whether a streamed event leaving the task in ``state`` is the stream's last.
+
+    A status update ends it in a terminal or interrupted state. A task *snapshot* ends it only
+    in a terminal state: an agent resuming a task after ``input-required`` may first send the
+    task as it stood (a2a-sdk forwards a re-sent task), and the new turn's events follow it.
+
+    Example:
+        >>> ends_stream(TaskState.TASK_STATE_INPUT_REQUIRED, snapshot=False)
+        True
+        >>> ends_stream(TaskState.TASK_STATE_INPUT_REQUIRED, snapshot=True)
+        False
+    """
+    return state in (TERMINAL_STATES if snapshot else FINAL_STATES)
 
 
 def task_state_name(state: int) -> str:

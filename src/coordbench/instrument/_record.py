@@ -81,10 +81,8 @@ class CallRecord:
 
         Returns:
             Whether it is the last event of the call: anything at all when the call does not
-            stream; else a message, a status update in a terminal or interrupted state, or a
-            task in a terminal state. A task *snapshot* in an interrupted state does not end a
-            stream: an agent resuming a task after ``input-required`` may send the task as it
-            stood (a2a-sdk forwards a re-sent task), and the new turn's events follow it.
+            stream; else a message, or a status update or task that ends the stream
+            (:func:`~coordbench.instrument._payload.ends_stream`).
         """
         if isinstance(event, Task):
             self.task_id, self.context_id, self.state = event.id, event.context_id, event.status.state
@@ -110,9 +108,9 @@ class CallRecord:
             self._capture(event)
         if not self.streaming or isinstance(event, Message):
             return True
-        if isinstance(event, TaskStatusUpdateEvent):
-            return self.state in _payload.FINAL_STATES
-        return isinstance(event, Task) and self.state in _payload.TERMINAL_STATES
+        if isinstance(event, TaskArtifactUpdateEvent):
+            return False
+        return _payload.ends_stream(self.state, snapshot=isinstance(event, Task))
 
     def _capture(self, event: Any) -> None:
         """Keep the text of a response event (content capture is on)."""
