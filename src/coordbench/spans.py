@@ -9,7 +9,8 @@ downstream (:mod:`coordbench.steps`, the span tree, the agent graph) works on
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import operator
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 from types import MappingProxyType
@@ -30,6 +31,7 @@ __all__ = [
     "SpanLink",
     "StatusCode",
     "held_bytes",
+    "held_bytes_of",
     "jsonable",
     "register_span_format",
     "span_data_from_readable",
@@ -298,6 +300,23 @@ def held_bytes(span: EncodedSpan) -> int:
             total += sum(64 + _value_bytes(v) for v in attributes.values())
         return total + 200 * (len(payload.events) + len(payload.links))
     return 2 * ENCODED_SPAN_OVERHEAD
+
+
+_PAYLOAD = operator.itemgetter(4)
+
+
+def held_bytes_of(spans: Collection[EncodedSpan]) -> int:
+    """:func:`held_bytes` summed over ``spans`` (at C speed when every payload is bytes, as from OTLP/protobuf).
+
+    Example:
+        >>> span = EncodedSpan(b"t" * 16, b"s" * 8, b"", "otlp/protobuf", b"x" * 470, Envelope({}))
+        >>> held_bytes_of([span, span])
+        1600
+    """
+    payloads = list(map(_PAYLOAD, spans))
+    if set(map(type, payloads)) <= {bytes}:
+        return sum(map(len, payloads)) + ENCODED_SPAN_OVERHEAD * len(payloads)
+    return sum(map(held_bytes, spans))
 
 
 def register_span_format(

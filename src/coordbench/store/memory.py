@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from coordbench import semconv
-from coordbench.spans import EncodedSpan, SpanData, held_bytes
+from coordbench.spans import EncodedSpan, SpanData, held_bytes, held_bytes_of
 from coordbench.store.base import (
     BatchTooLargeError,
     Completeness,
@@ -258,64 +258,74 @@ class TraceStore:
                 as rejected) and a retry would fail the same way.
         """
         async with self._lock:
-            new: list[EncodedSpan] = []
-            seen: set[tuple[bytes, bytes]] = set()
-            new_traces: set[bytes] = set()
             traces = self._traces
+            # One dict per trace, first copy of each span id kept: the per-span work is three
+            # dict operations (this loop runs for every span the receivers take).
+            groups: dict[bytes, dict[bytes, EncodedSpan]] = {}
             for span in spans:
-                key = (span.trace_id, span.span_id)
-                trace = traces.get(span.trace_id)
-                if key in seen or (trace is not None and span.span_id in trace.spans):
-                    continue
-                seen.add(key)
-                new.append(span)
+                group = groups.get(span[0])  # trace_id
+                if group is None:
+                    group = groups[span[0]] = {}
+                if span[1] not in group:  # span_id
+                    group[span[1]] = span
+            new_traces = 0
+            for trace_id, group in groups.items():
+                trace = traces.get(trace_id)
                 if trace is None:
-                    new_traces.add(span.trace_id)
-            duplicates = len(spans) - len(new)
+                    new_traces += 1
+                else:
+                    for span_id in group.keys() & trace.spans.keys():
+                        del group[span_id]
+            sizes = {trace_id: held_bytes_of(group.values()) for trace_id, group in groups.items() if group}
+            count = sum(map(len, groups.values()))
+            duplicates = len(spans) - count
             self._stats.received += len(spans)
-            sizes = [held_bytes(span) for span in new]
             try:
-                self._evict_for(len(new), len(new_traces), sum(sizes))
+                self._evict_for(count, new_traces, sum(sizes.values()))
             except (StoreFullError, BatchTooLargeError) as exc:
                 reason = "store full" if isinstance(exc, StoreFullError) else "batch larger than the store"
                 self._stats.rejected += len(spans)
                 self._stats.rejected_reasons[reason] = self._stats.rejected_reasons.get(reason, 0) + len(spans)
                 raise
             keys: list[int] = []
-            if new and self._persistence is not None and self._writer is not None:
+            if count and self._persistence is not None and self._writer is not None:
                 persistence, wall = self._persistence, time.time_ns()
+                new = [span for group in groups.values() for span in group.values()]
                 try:
                     keys = await asyncio.get_running_loop().run_in_executor(self._writer, persistence.append, new, wall)
                 except Exception as exc:
                     logger.exception("durable trace storage failed; the batch is refused")
                     self._stats.rejected += len(spans)
                     raise StoreUnavailableError(f"durable trace storage failed: {exc}") from exc
-            self._insert(new, keys, sizes)
+            self._insert(groups, keys, sizes)
             self._stats.stored += len(spans)
             self._stats.duplicates += duplicates
-            return AddResult(stored=len(new), duplicates=duplicates)
+            return AddResult(stored=count, duplicates=duplicates)
 
-    def _insert(self, new: Sequence[EncodedSpan], keys: Sequence[int], sizes: Sequence[int]) -> None:
+    def _insert(
+        self, groups: dict[bytes, dict[bytes, EncodedSpan]], keys: Sequence[int], sizes: dict[bytes, int]
+    ) -> None:
+        """Add each trace's new spans (``keys``: their persistence keys in the same order, if durable)."""
         now, wall = self._clock(), time.time_ns()
         traces = self._traces
-        grown: set[bytes] = set()
-        for index, span in enumerate(new):
-            trace = traces.get(span.trace_id)
+        offset = 0
+        for trace_id, group in groups.items():
+            if not group:
+                continue
+            trace = traces.get(trace_id)
             if trace is None:
-                trace = self._new_trace(span.trace_id, now, wall)
-            trace.spans[span.span_id] = span
-            trace.held += sizes[index]
+                trace = self._new_trace(trace_id, now, wall)
+            trace.spans.update(group)
+            trace.held += sizes[trace_id]
+            self._span_count += len(group)
+            self._byte_count += sizes[trace_id]
             if keys:
-                trace.keys.append(keys[index])
-            grown.add(span.trace_id)
-        self._span_count += len(new)
-        self._byte_count += sum(sizes)
-        for trace_id in grown:
-            trace = traces[trace_id]
+                trace.keys.extend(keys[offset : offset + len(group)])
+                offset += len(group)
             trace.last_growth, trace.last_growth_wall = now, wall
             traces.move_to_end(trace_id)
             trace.notify()
-        if grown:
+        if sizes:
             self._any_growth.set()
 
     async def delete(self, trace_id: str) -> bool:
