@@ -24,12 +24,12 @@ sync: uv ## Create .venv from uv.lock (all dependency groups)
 test: lint typecheck pytest ## Lint, type-check and run the test suite
 
 lint: sync ## ruff check + ruff format --check
-	$(RUN) ruff check src tests benchmarks
-	$(RUN) ruff format --check src tests benchmarks
+	$(RUN) ruff check src tests benchmarks hatch_build.py
+	$(RUN) ruff format --check src tests benchmarks hatch_build.py
 
 format: sync ## Apply ruff fixes and formatting
-	$(RUN) ruff check --fix src tests benchmarks
-	$(RUN) ruff format src tests benchmarks
+	$(RUN) ruff check --fix src tests benchmarks hatch_build.py
+	$(RUN) ruff format src tests benchmarks hatch_build.py
 
 typecheck: sync ## pyright (strict on src/)
 	$(RUN) pyright

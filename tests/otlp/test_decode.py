@@ -10,10 +10,12 @@ from typing import cast
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from coordbench.otlp import OtlpDecodeError, decode_json, decode_protobuf, export_request, export_request_json
+from coordbench.otlp import OtlpDecodeError, decode_json, decode_protobuf, export_request, export_request_json, native
 from coordbench.otlp.decode import MAX_VALUE_DEPTH, encoded_span
 from coordbench.spans import SpanData, SpanEvent, SpanKind, SpanLink, StatusCode
 from support.spans import TRACE, sid
+
+pytestmark = pytest.mark.usefixtures("decode_path")  # each test: native scanner, then protobuf path
 
 SPAN = SpanData(
     trace_id=TRACE,
@@ -80,6 +82,8 @@ def test_slices_that_do_not_line_up_are_not_used(
 ) -> None:
     """A safety net for the slicer: slices in the wrong order are detected and not stored."""
     import coordbench.otlp.decode as decode_module
+
+    monkeypatch.setattr(native, "AVAILABLE", False)  # the slicer belongs to the protobuf path
 
     real = decode_module.span_slices
     monkeypatch.setattr(decode_module, "span_slices", lambda body: [list(reversed(s)) for s in real(body)])

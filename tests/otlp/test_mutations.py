@@ -21,29 +21,11 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from coordbench.otlp import OtlpDecodeError, decode_json, decode_protobuf, export_request, export_request_json
-from coordbench.spans import SpanData, SpanEvent, SpanKind, SpanLink
-from support.spans import sid, span
+from coordbench.spans import SpanData
+from support.mutate import mutate
+from support.spans import varied_spans
 
 ROUNDS = 1500
-
-
-def _spans(count: int) -> list[SpanData]:
-    out = [
-        span(
-            f"s{i}",
-            kind=SpanKind(1 + i % 3),
-            service=f"agent-{i % 2}",
-            parent=sid(1) if i else None,
-            n=i,
-            ok=True,
-            f=0.5,
-            tags=("a", "b"),
-            kv={"k": i},
-        )
-        for i in range(count)
-    ]
-    out[0] = out[0]._replace(events=(SpanEvent("e", 5, {"x": 1}),), links=(SpanLink("ab" * 16, sid(9), {"y": 2}),))
-    return out
 
 
 def _valid_ids(s: Span) -> bool:
@@ -56,29 +38,14 @@ def _valid_ids(s: Span) -> bool:
     )
 
 
-def _mutate(body: bytes, rng: random.Random) -> bytes:
-    out = bytearray(body)
-    for _ in range(rng.randint(1, 3)):
-        op = rng.random()
-        if op < 0.4 and out:
-            out[rng.randrange(len(out))] = rng.randrange(256)
-        elif op < 0.55 and out:
-            del out[rng.randrange(len(out)) :]
-        elif op < 0.8:
-            out.insert(rng.randrange(len(out) + 1), rng.randrange(256))
-        elif out:
-            start = rng.randrange(len(out))
-            out[start:start] = out[start : start + rng.randint(1, 40)]  # repeat a stretch
-    return bytes(out)
-
-
+@pytest.mark.usefixtures("decode_path")  # native scanner, then protobuf path
 def test_mutated_protobuf_is_refused_or_decoded_exactly(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.ERROR)  # slices that do not line up log a warning; that path is checked too
     rng = random.Random(20261122)
-    bodies = [export_request(_spans(n)).SerializeToString() for n in (1, 3, 6)]
+    bodies = [export_request(varied_spans(n)).SerializeToString() for n in (1, 3, 6)]
     outcomes = {"refused": 0, "decoded": 0}
     for _ in range(ROUNDS):
-        body = _mutate(rng.choice(bodies), rng)
+        body = mutate(rng.choice(bodies), rng)
         try:
             expected = ExportTraceServiceRequest.FromString(body)
         except DecodeError:
@@ -159,7 +126,7 @@ def _span_entries(doc: Any) -> int | None:
 def test_mutated_json_is_refused_or_every_span_accounted_for(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.ERROR)
     rng = random.Random(1122)
-    docs = [export_request_json(_spans(n)) for n in (2, 4)]
+    docs = [export_request_json(varied_spans(n)) for n in (2, 4)]
     outcomes = {"refused": 0, "decoded": 0, "rejected spans": 0}
     for _ in range(ROUNDS):
         doc = copy.deepcopy(rng.choice(docs))

@@ -6,7 +6,7 @@ import itertools
 from typing import Any
 
 from coordbench import semconv
-from coordbench.spans import SpanData, SpanKind, StatusCode
+from coordbench.spans import SpanData, SpanEvent, SpanKind, SpanLink, StatusCode
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"
 MS = 1_000_000
@@ -85,3 +85,23 @@ def serve(agent: str, *, parent: str, start_ms: float = 1, end_ms: float = 9, sp
         },
         resource={semconv.SERVICE_NAME: f"svc-{agent}"},
     )
+
+
+def varied_spans(count: int) -> list[SpanData]:
+    """``count`` spans of every kind over three services: typed, nested and non-ASCII values, an event, a link."""
+    out = [
+        span(
+            f"s{i} ünïcode ✓",
+            kind=SpanKind(1 + i % 3),
+            service=f"agent-{i % 3}",
+            parent=sid(1) if i else None,
+            n=i,
+            ok=True,
+            f=0.5,
+            tags=("a", "b"),
+            kv={"k": i, "nested": {"deeper": ("x", "y")}},
+        )
+        for i in range(count)
+    ]
+    out[0] = out[0]._replace(events=(SpanEvent("e", 5, {"x": 1}),), links=(SpanLink("ab" * 16, sid(9), {"y": 2}),))
+    return out

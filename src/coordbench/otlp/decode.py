@@ -27,10 +27,12 @@ from typing import Any, cast
 
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, InstrumentationScope, KeyValue
+from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from coordbench.errors import CoordbenchError
+from coordbench.otlp import native
 from coordbench.otlp.wire import WireError, span_slices
 from coordbench.spans import (
     AttributeValue,
@@ -98,11 +100,11 @@ class DecodeResult:
 
 def _check_ids(trace_id: bytes, span_id: bytes, parent: bytes) -> str | None:
     if len(trace_id) != 16 or trace_id == _ZERO_TRACE:
-        return "invalid trace_id (must be 16 non-zero bytes)"
+        return native.REJECTION_REASONS[0]
     if len(span_id) != 8 or span_id == _ZERO_SPAN:
-        return "invalid span_id (must be 8 non-zero bytes)"
+        return native.REJECTION_REASONS[1]
     if parent and len(parent) != 8:
-        return "invalid parent_span_id (must be empty or 8 bytes)"
+        return native.REJECTION_REASONS[2]
     return None
 
 
@@ -145,12 +147,43 @@ def decode_protobuf(body: bytes) -> DecodeResult:
         OtlpDecodeError: If the body is not a valid ``ExportTraceServiceRequest``.
     """
     body = body if type(body) is bytes else bytes(body)  # the store keeps slices of it: immutable bytes
+    if native.AVAILABLE:
+        fast = native.scan(body, FORMAT_PROTOBUF, _envelope)
+        if fast is not None:
+            spans, rejected = fast
+            result = DecodeResult(spans)
+            for reason, count in zip(native.REJECTION_REASONS, rejected, strict=True):
+                if count:
+                    result.rejected[reason] = count
+            return result
     request = ExportTraceServiceRequest()
     try:
         request.ParseFromString(body)
     except DecodeError as exc:
         raise OtlpDecodeError(f"cannot decode ExportTraceServiceRequest (protobuf): {exc}") from exc
     return _walk(request, _slices(request, body))
+
+
+_ENVELOPES: dict[tuple[bytes | None, bytes | None], Envelope] = {}
+_MAX_ENVELOPES = 4096
+
+
+def _envelope(resource: bytes | None, scope: bytes | None) -> Envelope:
+    """The envelope of an encoded resource and scope, for the native scan.
+
+    A sender repeats the same few resources and scopes in every request, so envelopes are
+    kept across requests (decoding one costs as much as storing ~20 spans) and spans from the
+    same process and scope share one. Nothing mutates an envelope or its resource.
+    """
+    key = (resource, scope)
+    envelope = _ENVELOPES.get(key)
+    if envelope is None:
+        attributes = _attributes(Resource.FromString(resource).attributes) if resource else {}
+        envelope = Envelope(attributes, InstrumentationScope.FromString(scope).name if scope else "")
+        if len(_ENVELOPES) >= _MAX_ENVELOPES:
+            _ENVELOPES.clear()
+        _ENVELOPES[key] = envelope
+    return envelope
 
 
 def _slices(request: ExportTraceServiceRequest, body: bytes) -> list[list[bytes]] | None:
