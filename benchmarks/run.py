@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import platform
+import time
 from pathlib import Path
 
 from benchmarks import evaluation, ingest, instrumentation_overhead, pipeline, read_api
@@ -36,7 +37,18 @@ def machine() -> str:
     )
 
 
+def cpu_reference_ms() -> float:
+    """Best of 5 timings of a fixed pure-Python loop: how fast this machine runs Python right now."""
+    best = float("inf")
+    for _ in range(5):
+        started = time.perf_counter()
+        sum(range(10_000_000))
+        best = min(best, time.perf_counter() - started)
+    return best * 1e3
+
+
 def main() -> None:
+    reference_before = cpu_reference_ms()
     sections = []
     for name, module in (
         ("instrumentation overhead", instrumentation_overhead),
@@ -47,6 +59,7 @@ def main() -> None:
     ):
         print(f"running {name} ...", flush=True)
         sections.append(module.report(module.run()))
+    reference_after = cpu_reference_ms()
     header = [
         "# Benchmarks",
         "",
@@ -56,6 +69,8 @@ def main() -> None:
         "",
         f"- Date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}",
         f"- Machine: {machine()}",
+        f"- CPU reference (`sum(range(10**7))`, best of 5): {reference_before:.0f} ms before the run, "
+        f"{reference_after:.0f} ms after; compare it between runs before comparing absolute figures",
         "",
     ]
     OUT.parent.mkdir(parents=True, exist_ok=True)

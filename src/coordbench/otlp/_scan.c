@@ -246,6 +246,10 @@ static int scan_span(Scan *scan, const uint8_t *start, const uint8_t *end) {
             return ERROR;
         }
     }
+    /* A stored span holds bytes, a str and an envelope that never refers back to a span, so it
+     * cannot be part of a reference cycle: leave it out of the cyclic garbage collector, which
+     * would otherwise walk every span of the store on each full collection. */
+    PyObject_GC_UnTrack(span);
     int failed = PyList_Append(scan->spans, span);
     Py_DECREF(span);
     return failed ? ERROR : OK;
