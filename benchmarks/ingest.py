@@ -13,6 +13,9 @@ The receiver's CPU time during the load (every thread, from ``/proc``) is report
 too, and one more run sends the protobuf bodies to ``benchmarks/http_floor.py``: the same server
 stack that reads each body and drops it. Its CPU per span is what HTTP costs before any
 decoding, so the report can say how much of the 3x budget is left for decoding and storing.
+That CPU is split into user and kernel time, with the page faults the receiver took, and the
+machine's cost of a page of new memory is measured here (``page_write_us``): storing spans
+means writing into memory the process never had, which the raw parse never does.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 import gc
 import gzip
 import json
+import mmap
 import os
 import pickle
 import statistics
@@ -29,6 +33,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -52,13 +57,34 @@ class IngestResult:
     ceiling_spans_per_s: float
     cpu_seconds: float
     """CPU time the receiver process spent (all threads) while the load ran."""
+    user_seconds: float
+    """The user-mode part of the receiver's CPU time (clock ticks, so to ~10 ms)."""
+    system_seconds: float
+    """The kernel-mode part (socket reads and writes, page faults)."""
+    minor_faults: int
+    """Page faults the receiver took while the load ran: about one per new 4 KiB page it wrote."""
     floor: bool = False
     """The HTTP floor (``benchmarks/http_floor.py``), not the receiver: nothing is stored."""
 
     @property
     def cpu_us_per_span(self) -> float:
-        sent = sum(self.statuses.values()) * SPANS_PER_REQUEST
-        return self.cpu_seconds * 1e6 / sent
+        return self.cpu_seconds * 1e6 / self.sent_spans
+
+    @property
+    def sent_spans(self) -> int:
+        return sum(self.statuses.values()) * SPANS_PER_REQUEST
+
+    @property
+    def user_us_per_span(self) -> float:
+        return self.user_seconds * 1e6 / self.sent_spans
+
+    @property
+    def system_us_per_span(self) -> float:
+        return self.system_seconds * 1e6 / self.sent_spans
+
+    @property
+    def faults_per_span(self) -> float:
+        return self.minor_faults / self.sent_spans
 
     @property
     def spans_per_s(self) -> float:
@@ -85,6 +111,30 @@ def _cpu_seconds(pid: int) -> float:
         except (FileNotFoundError, ProcessLookupError):
             continue  # a thread that ended while we looked
     return total / 1e9
+
+
+def _proc_times(pid: int) -> tuple[float, float, int]:
+    """User and system CPU seconds and minor page faults of ``pid`` so far (``/proc/PID/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick, int(fields[7])
+
+
+def page_write_us(mib: int = 64) -> float:
+    """Best of 3: microseconds to write the first byte of each 4 KiB page of fresh anonymous memory.
+
+    That is a page fault with the kernel zeroing the page: what a process pays per page of new
+    memory it stores into (it varies a lot between machines, and on a virtual machine between runs).
+    """
+    best = float("inf")
+    page = mmap.PAGESIZE
+    for _ in range(3):
+        with mmap.mmap(-1, mib << 20) as region:
+            started = time.perf_counter()
+            for offset in range(0, mib << 20, page):
+                region[offset] = 1
+            best = min(best, time.perf_counter() - started)
+    return best * 1e6 / ((mib << 20) // page)
 
 
 def _ceiling(payloads: list[bytes], fmt: str, compress: bool) -> float:
@@ -115,8 +165,10 @@ def _start_receiver(
     floor: bool = False,
     grpc_port: int | None = None,
     native: bool = True,
+    max_spans: int = 10_000_000,
 ) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "COORDBENCH_MAX_SPANS": "10000000", "COORDBENCH_MAX_TRACES": "1000000"}
+    env = {**os.environ, "COORDBENCH_MAX_SPANS": str(max_spans), "COORDBENCH_MAX_TRACES": "1000000"}
+    env["COORDBENCH_EVICT_AFTER"] = "0"  # only the steady-state row ever fills the store
     env["COORDBENCH_NATIVE"] = "1" if native else "0"
     env.pop("COORDBENCH_DATA_DIR", None)
     env.pop("COORDBENCH_DECODE_IN_THREAD_BYTES", None)
@@ -161,35 +213,19 @@ def _free_port() -> int:
     return port
 
 
-def measure(
-    fmt: str,
-    compress: bool,
-    *,
-    durable: bool = False,
-    off_loop: bool = False,
-    floor: bool = False,
-    over_grpc: bool = False,
-    native: bool = True,
-) -> IngestResult:
-    payloads = bodies(REQUESTS, fmt=fmt, compress=compress)
-    raw_sizes = [len(gzip.decompress(b)) if compress else len(b) for b in payloads]
-    port = _free_port()
-    grpc_port = _free_port() if over_grpc else None
-    data_dir = tempfile.TemporaryDirectory() if durable else None
-    proc = _start_receiver(
-        port, data_dir.name if data_dir else None, off_loop=off_loop, floor=floor, grpc_port=grpc_port, native=native
-    )
+STEADY_MAX_SPANS = REQUESTS * SPANS_PER_REQUEST // 2
+
+
+def _load(url: str, payloads: list[bytes], content_type: str, compress: bool) -> dict[str, Any]:
+    """Send ``payloads`` from a load-generator process; its report (requests, seconds, statuses)."""
+    with tempfile.NamedTemporaryFile(suffix=".pickle", delete=False) as handle:
+        pickle.dump(payloads, handle)
     try:
-        with tempfile.NamedTemporaryFile(suffix=".pickle", delete=False) as handle:
-            pickle.dump(payloads, handle)
-        rss_before = _rss(proc.pid)
-        cpu_before = _cpu_seconds(proc.pid)
-        content_type = "application/x-protobuf" if fmt == "protobuf" else "application/json"
         out = subprocess.run(
             [
                 sys.executable,
                 str(HERE / "load_generator.py"),
-                f"grpc://127.0.0.1:{grpc_port}" if over_grpc else f"http://127.0.0.1:{port}/v1/traces",
+                url,
                 handle.name,
                 content_type,
                 "gzip" if compress else "",
@@ -200,23 +236,72 @@ def measure(
             check=True,
             timeout=600,
         )
-        cpu = _cpu_seconds(proc.pid) - cpu_before
+    finally:
         Path(handle.name).unlink()
-        report = json.loads(out.stdout)
-        stats = {"spans": 0} if floor else httpx.get(f"http://127.0.0.1:{port}/v1/stats", timeout=10).json()
+    report: dict[str, Any] = json.loads(out.stdout)
+    return report
+
+
+def _stats(port: int, floor: bool) -> dict[str, Any]:
+    """The receiver's ``/v1/stats`` (the floor stores nothing)."""
+    if floor:
+        return {"stored": 0}
+    stats: dict[str, Any] = httpx.get(f"http://127.0.0.1:{port}/v1/stats", timeout=10).json()
+    return stats
+
+
+def measure(
+    fmt: str,
+    compress: bool,
+    *,
+    durable: bool = False,
+    off_loop: bool = False,
+    floor: bool = False,
+    over_grpc: bool = False,
+    native: bool = True,
+    steady: bool = False,
+) -> IngestResult:
+    payloads = bodies(REQUESTS, fmt=fmt, compress=compress)
+    raw_sizes = [len(gzip.decompress(b)) if compress else len(b) for b in payloads]
+    port = _free_port()
+    grpc_port = _free_port() if over_grpc else None
+    data_dir = tempfile.TemporaryDirectory() if durable else None
+    proc = _start_receiver(
+        port,
+        data_dir.name if data_dir else None,
+        off_loop=off_loop,
+        floor=floor,
+        grpc_port=grpc_port,
+        native=native,
+        max_spans=STEADY_MAX_SPANS if steady else 10_000_000,
+    )
+    content_type = "application/x-protobuf" if fmt == "protobuf" else "application/json"
+    url = f"grpc://127.0.0.1:{grpc_port}" if over_grpc else f"http://127.0.0.1:{port}/v1/traces"
+    try:
+        if steady:  # other spans first, until the store is at its bound and evicts for every batch
+            _load(url, bodies(REQUESTS, fmt=fmt, compress=compress, offset=REQUESTS), content_type, compress)
+        stats_before = _stats(port, floor)
+        rss_before = _rss(proc.pid)
+        cpu_before = _cpu_seconds(proc.pid)
+        times_before = _proc_times(proc.pid)
+        report = _load(url, payloads, content_type, compress)
+        cpu = _cpu_seconds(proc.pid) - cpu_before
+        times_after = _proc_times(proc.pid)
+        stats = _stats(port, floor)
         rss_after = _rss(proc.pid)
     finally:
         proc.terminate()
         proc.wait(timeout=20)
         if data_dir is not None:
             data_dir.cleanup()
-    stored_new = stats["spans"]
+    # every span sent was new, so the spans stored during the load are the store's own count of them
+    stored_new = stats["stored"] - stats_before["stored"]
     return IngestResult(
         mode="protobuf, HTTP floor (read and dropped)"
         if floor
         else f"{fmt}{' + gzip' if compress else ''}{', durable' if durable else ''}"
         f"{', decoded off the loop' if off_loop else ''}{', OTLP/gRPC' if over_grpc else ''}"
-        f"{'' if native else ', protobuf path (COORDBENCH_NATIVE=0)'}",
+        f"{'' if native else ', protobuf path (COORDBENCH_NATIVE=0)'}{', steady state' if steady else ''}",
         spans=stored_new,
         seconds=report["seconds"],
         statuses={str(k): v for k, v in report["statuses"].items()},
@@ -224,6 +309,9 @@ def measure(
         rss_bytes_per_span=(rss_after - rss_before) / stored_new if stored_new else float("nan"),
         ceiling_spans_per_s=_ceiling(payloads, fmt, compress),
         cpu_seconds=cpu,
+        user_seconds=times_after[0] - times_before[0],
+        system_seconds=times_after[1] - times_before[1],
+        minor_faults=times_after[2] - times_before[2],
         floor=floor,
     )
 
@@ -231,33 +319,40 @@ def measure(
 RUNS = 3
 
 
-def run() -> list[IngestResult]:
+ROWS: list[tuple[str, bool, dict[str, bool]]] = [
+    ("protobuf", False, {}),
+    ("protobuf", False, {"native": False}),
+    ("protobuf", False, {"steady": True}),
+    ("protobuf", True, {}),
+    ("json", False, {}),
+    ("json", True, {}),
+    ("protobuf", False, {"durable": True}),
+    ("protobuf", False, {"off_loop": True}),
+    ("protobuf", False, {"over_grpc": True}),
+]
+"""(body format, gzip, options of :func:`measure`) of each row."""
+
+
+@dataclass
+class Outcome:
+    results: list[IngestResult]
+    page_write_us: float
+    """This machine's cost of a page of new memory (:func:`page_write_us`), measured after the rows."""
+
+
+def run() -> Outcome:
     """Each mode ``RUNS`` times; the run with the median throughput is reported."""
-    results = []
-    for fmt, compress, durable, off_loop, over_grpc, native in (
-        ("protobuf", False, False, False, False, True),
-        ("protobuf", False, False, False, False, False),
-        ("protobuf", True, False, False, False, True),
-        ("json", False, False, False, False, True),
-        ("json", True, False, False, False, True),
-        ("protobuf", False, True, False, False, True),
-        ("protobuf", False, False, True, False, True),
-        ("protobuf", False, False, False, True, True),
-    ):
-        runs = sorted(
-            (
-                measure(fmt, compress, durable=durable, off_loop=off_loop, over_grpc=over_grpc, native=native)
-                for _ in range(RUNS)
-            ),
-            key=lambda r: r.spans_per_s,
-        )
+    results: list[IngestResult] = []
+    for fmt, compress, options in ROWS:
+        runs = sorted((measure(fmt, compress, **options) for _ in range(RUNS)), key=lambda r: r.spans_per_s)
         results.append(runs[len(runs) // 2])
     floors = sorted((measure("protobuf", False, floor=True) for _ in range(RUNS)), key=lambda r: r.cpu_us_per_span)
     results.append(floors[len(floors) // 2])
-    return results
+    return Outcome(results, page_write_us())
 
 
-def report(results: list[IngestResult]) -> str:
+def report(outcome: Outcome) -> str:
+    results = outcome.results
     lines = [
         "## Receiver ingest (`benchmarks/ingest.py`)",
         "",
@@ -265,7 +360,8 @@ def report(results: list[IngestResult]) -> str:
         f"median of {RUNS} runs per row; "
         "a separate load-generator "
         f"process sends {REQUESTS} requests of {SPANS_PER_REQUEST} distinct spans over {CONNECTIONS} keep-alive "
-        "connections. Spans/s counts spans the store holds afterwards (`/v1/stats`). The ceiling is parsing the "
+        "connections. Spans/s counts the spans the store took during the load (its `stored` counter, "
+        "`/v1/stats`). The ceiling is parsing the "
         "same bodies in this process (`ParseFromString`, or `json.loads` for JSON; gunzip included for gzip). "
         "*Durable*: the same with `--data-dir` (SQLite in WAL mode, `synchronous=NORMAL`, written on its own "
         "thread; a 200 means the batch is committed and survives a crash of the process). *Decoded off the loop*: "
@@ -273,7 +369,10 @@ def report(results: list[IngestResult]) -> str:
         "*OTLP/gRPC*: the same protobuf bodies as `TraceService/Export` calls to the receiver's gRPC port "
         f"({CONNECTIONS} channels; statuses are gRPC's). *Protobuf path*: the receiver with its native scanner "
         "turned off (`COORDBENCH_NATIVE=0`), as where no C compiler built it: the baseline for what the scanner "
-        "buys.",
+        f"buys. *Steady state*: the store bounded to {STEADY_MAX_SPANS:,} spans (`COORDBENCH_MAX_SPANS`) and "
+        f"{REQUESTS} requests of other traces sent first, so during the measured load every batch evicts the "
+        "oldest traces and the new spans reuse their memory: a receiver that has been running for a while at "
+        "its bound. Every other row starts from an empty store whose heap grows by each stored span.",
         "",
         "| body | spans stored | statuses | stored spans/s | ceiling spans/s | ceiling / stored | receiver CPU µs/span "
         "| wire bytes/span | RSS bytes/stored span |",
@@ -296,8 +395,9 @@ def report(results: list[IngestResult]) -> str:
             "CPU per span with the raw parse of the same row: the 3x target counted in CPU, which the "
             "load generator's own speed cannot blur.",
             "",
-            "| body | HTTP floor | decoding and storing | receiver total | raw parse | receiver CPU / parse |",
-            "|---|---:|---:|---:|---:|---:|",
+            "| body | HTTP floor | decoding and storing | receiver total | raw parse | receiver CPU / parse "
+            "| of the total: user · kernel | page faults/span | user CPU / parse |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for r in rows:
             if r.mode.startswith("protobuf") and "durable" not in r.mode:
@@ -305,15 +405,30 @@ def report(results: list[IngestResult]) -> str:
                 total = r.cpu_us_per_span
                 lines.append(
                     f"| {r.mode} | {floor.cpu_us_per_span:.2f} | {total - floor.cpu_us_per_span:.2f} | {total:.2f} "
-                    f"| {parse:.2f} | {total / parse:.1f}x |"
+                    f"| {parse:.2f} | {total / parse:.1f}x | {r.user_us_per_span:.2f} · {r.system_us_per_span:.2f} "
+                    f"| {r.faults_per_span:.3f} | {r.user_us_per_span / parse:.1f}x |"
                 )
+        stored = next(r for r in rows if r.mode == "protobuf")
         lines += [
             "",
             "Decoding and storing is everything beyond reading the body: for protobuf the native scanner "
             "(`coordbench.otlp._scan`: one C pass validating the request and slicing out each span with its ids; "
             "the protobuf path parses with protobuf, then walks the parsed spans and slices their bytes in Python), "
             "grouping by trace, de-duplication, byte accounting, the export response, the garbage collector, and "
-            "writing each stored span into new memory (first-touch page faults of a growing heap).",
+            "writing each stored span into new memory. *User · kernel* splits the receiver's CPU by mode "
+            "(`/proc/PID/stat`, 10 ms ticks); the HTTP floor spends "
+            f"{floor.user_us_per_span:.2f} · {floor.system_us_per_span:.2f}. The kernel's share beyond the floor "
+            "is mostly page faults: a store that keeps what it receives writes every stored byte into memory "
+            f"the process never had, {stored.faults_per_span:.3f} new 4 KiB pages per span here "
+            f"({stored.rss_bytes_per_span:,.0f} bytes of RSS), and the kernel zeroes each page on the first write. "
+            f"On this machine a first write to fresh memory costs {outcome.page_write_us:.2f} µs per page "
+            "measured in this process right after the rows (`page_write_us`: anonymous memory, one byte per page), "
+            f"so at least {stored.faults_per_span * outcome.page_write_us:.2f} µs per stored span; the receiver's "
+            f"kernel time beyond the floor comes to "
+            f"{(stored.system_us_per_span - floor.system_us_per_span) / max(stored.faults_per_span, 1e-9):.1f} µs "
+            "per fault, memory the virtual machine backs for the first time costing more. The raw parse reuses the "
+            "same memory on every iteration and pays none of it; neither does the steady-state row, whose spans "
+            "land in memory the evicted ones freed.",
         ]
     return "\n".join(lines)
 
