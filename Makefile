@@ -10,7 +10,7 @@ UV := $(UV_BIN)
 endif
 RUN := $(UV) run --locked
 
-.PHONY: help uv sync test lint format typecheck pytest bench
+.PHONY: help uv sync test lint format typecheck pytest bench fuzz
 
 help: ## Show this help
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
@@ -36,6 +36,11 @@ typecheck: sync ## pyright (strict on src/)
 
 pytest: sync ## Run the tests
 	$(RUN) pytest
+
+FUZZ_COUNT ?= 2000000
+FUZZ_SEED ?= 1
+fuzz: sync ## Fuzz the C OTLP scanner built with ASan/UBSan (FUZZ_COUNT bodies from FUZZ_SEED)
+	FUZZ_COUNT=$(FUZZ_COUNT) FUZZ_SEED=$(FUZZ_SEED) $(RUN) pytest -q -p no:cacheprovider tests/otlp/test_native_sanitized.py
 
 bench: sync ## Run the benchmarks and write docs/benchmarks.md
 	$(RUN) python -m benchmarks.run
