@@ -118,8 +118,8 @@ def test_the_setup_catches_a_read_one_byte_past_a_body(sanitizer_env: dict[str, 
         "import importlib.util, sys; "
         f"spec = importlib.util.spec_from_file_location('_over_read', {str(target)!r}); "
         "module = importlib.util.module_from_spec(spec); spec.loader.exec_module(module); "
-        "from support.fuzz_scan import _exact; "
-        "print(module.read_at(_exact(b'\\x01' * 64), int(sys.argv[1])))"
+        "from support.fuzz_scan import exact_buffer; "
+        "print(module.read_at(exact_buffer(b'\\x01' * 64), int(sys.argv[1])))"
     )
     inside = _run(sanitizer_env, "-c", load, "63")  # the last byte of the body: fine
     assert inside.returncode == 0, inside.stderr[-2000:]
@@ -134,7 +134,7 @@ def test_fuzzed_bodies_under_the_sanitizers(sanitizer_env: dict[str, str], tmp_p
     _build(SOURCE, target)
     seed, count = os.environ.get("FUZZ_SEED", "1"), os.environ.get("FUZZ_COUNT", "60000")
     argv = ["-m", "support.fuzz_scan", "--extension", str(target), "--seed", seed, "--count", count]
-    done = _run(sanitizer_env, *argv, timeout=120 + int(count) / 500)  # ~50 µs a body here: generous
+    done = _run(sanitizer_env, *argv, timeout=120 + int(count) / 500)  # ~80 µs a body here: generous
     assert done.returncode == 0, done.stderr[-4000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["extension"] == str(target)  # the sanitized build ran, not the installed one

@@ -54,7 +54,7 @@ def _length_attack(body: bytes, rng: random.Random) -> bytes:
     return bytes(out)
 
 
-def _exact(body: bytes) -> ctypes.Array[ctypes.c_char]:
+def exact_buffer(body: bytes) -> ctypes.Array[ctypes.c_char]:
     """A copy of ``body`` in a buffer of exactly its size (a ``bytes`` has a NUL after its end).
 
     So under AddressSanitizer with ``PYTHONMALLOC=malloc``, reading even one byte past the end
@@ -93,7 +93,7 @@ def run(seed: int, count: int) -> dict[str, int]:
             parses = True
         except DecodeError:
             parses = False
-        fast = native.scan(_exact(body), FORMAT_PROTOBUF, _envelope)  # pyright: ignore[reportArgumentType]
+        fast = native.scan(exact_buffer(body), FORMAT_PROTOBUF, _envelope)  # pyright: ignore[reportArgumentType]
         if fast is None:
             counts["declined, protobuf parses" if parses else "declined, protobuf refuses"] += 1
             continue
