@@ -25,14 +25,17 @@ __all__ = [
     "AttributeValue",
     "EncodedSpan",
     "Envelope",
+    "Grouped",
     "SpanData",
     "SpanEvent",
     "SpanKind",
     "SpanLink",
     "StatusCode",
+    "group_by_trace",
     "held_bytes",
     "held_bytes_of",
     "jsonable",
+    "register_grouper",
     "register_span_format",
     "span_data_from_readable",
     "span_from_dict",
@@ -317,6 +320,52 @@ def held_bytes_of(spans: Collection[EncodedSpan]) -> int:
     if set(map(type, payloads)) <= {bytes}:
         return sum(map(len, payloads)) + ENCODED_SPAN_OVERHEAD * len(payloads)
     return sum(map(held_bytes, spans))
+
+
+Grouped: TypeAlias = tuple[dict[bytes, dict[bytes, EncodedSpan]], dict[bytes, int]]
+"""Spans grouped by trace id then span id, and the bytes each trace's group holds."""
+
+_grouper: Callable[[list[EncodedSpan], int], Grouped | None] | None = None
+
+
+def register_grouper(grouper: Callable[[list[EncodedSpan], int], Grouped | None] | None) -> None:
+    """Install a faster :func:`group_by_trace` for lists of spans (``None`` removes it).
+
+    ``grouper(spans, ENCODED_SPAN_OVERHEAD)`` must return what :func:`group_by_trace` does, or
+    ``None`` for a batch it leaves to the Python code. The OTLP module installs its C
+    extension's ``group`` here when it is built (:mod:`coordbench.otlp.native`).
+    """
+    global _grouper
+    _grouper = grouper
+
+
+def group_by_trace(spans: Sequence[EncodedSpan]) -> Grouped:
+    """Group a batch by trace id, then span id, keeping the first copy of a repeated span.
+
+    Returns:
+        ``(groups, sizes)``: ``groups[trace_id]`` maps each span id to its span, in the order
+        the trace ids and spans first appear; ``sizes[trace_id]`` is :func:`held_bytes_of` the
+        trace's group.
+
+    Example:
+        >>> a = EncodedSpan(b"t" * 16, b"a" * 8, b"", "otlp/protobuf", b"x" * 470, Envelope({}))
+        >>> b = a._replace(span_id=b"b" * 8)
+        >>> groups, sizes = group_by_trace([a, b, a])
+        >>> [len(g) for g in groups.values()], list(sizes.values())
+        ([2], [1600])
+    """
+    if _grouper is not None and isinstance(spans, list):
+        grouped = _grouper(spans, ENCODED_SPAN_OVERHEAD)
+        if grouped is not None:
+            return grouped
+    groups: dict[bytes, dict[bytes, EncodedSpan]] = {}
+    for span in spans:
+        group = groups.get(span[0])  # trace_id
+        if group is None:
+            group = groups[span[0]] = {}
+        if span[1] not in group:  # span_id
+            group[span[1]] = span
+    return groups, {trace_id: held_bytes_of(group.values()) for trace_id, group in groups.items()}
 
 
 def register_span_format(

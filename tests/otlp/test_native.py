@@ -19,6 +19,8 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from coordbench.otlp import OtlpDecodeError, decode_protobuf, export_request, native
 from coordbench.otlp.decode import FORMAT_PROTOBUF, DecodeResult
+from coordbench.spans import ENCODED_SPAN_OVERHEAD, group_by_trace, held_bytes
+from support.fuzz_scan import ordered, reference_group, shuffled_batch
 from support.mutate import mutate
 from support.spans import varied_spans
 
@@ -192,3 +194,36 @@ def test_spans_with_bad_ids_are_counted_like_the_protobuf_path(monkeypatch: pyte
     assert fast is not None
     assert fast[1] == (3, 1, 1)
     _same(fast, _protobuf_path(body, monkeypatch))
+
+
+@needs_native
+def test_group_matches_plain_python_on_shuffled_batches_with_repeats() -> None:
+    """What the store calls for every batch: C grouping against a plain reference, order included."""
+    rng = random.Random(20261124)
+    sent = [s._replace(trace_id=f"{i % 5 + 1:032x}") for i, s in enumerate(varied_spans(60))]
+    spans = decode_protobuf(export_request(sent).SerializeToString()).spans
+    assert len({s.trace_id for s in spans}) == 5
+    for _ in range(200):
+        batch = shuffled_batch(rng.sample(spans, rng.randint(1, len(spans))), rng)
+        grouped = native.group(batch, ENCODED_SPAN_OVERHEAD)
+        assert grouped is not None
+        assert ordered(grouped) == ordered(reference_group(batch, ENCODED_SPAN_OVERHEAD))
+    assert native.group([], ENCODED_SPAN_OVERHEAD) == ({}, {})
+
+
+@needs_native
+def test_group_leaves_other_batches_to_python_and_refuses_non_spans() -> None:
+    """Decoded payloads (OTLP/JSON) or ids that are not bytes: ``None``; anything but span tuples: TypeError."""
+    span = decode_protobuf(export_request(varied_spans(1)).SerializeToString()).spans[0]
+    decoded = span._replace(payload=span.decode())
+    assert native.group([span, decoded], ENCODED_SPAN_OVERHEAD) is None
+    assert native.group([span._replace(span_id="00" * 8)], ENCODED_SPAN_OVERHEAD) is None
+    groups, sizes = group_by_trace([span, decoded])  # the Python code takes it: sizes from held_bytes
+    assert list(groups[span.trace_id].values()) == [span]
+    assert sizes == {span.trace_id: held_bytes(span)}
+    with pytest.raises(TypeError, match="stored-span tuples"):
+        native.group([span, "not a span"], ENCODED_SPAN_OVERHEAD)  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="stored-span tuples"):
+        native.group([(span.trace_id, span.span_id)], ENCODED_SPAN_OVERHEAD)  # type: ignore[list-item]
+    with pytest.raises(TypeError):
+        native.group((span,), ENCODED_SPAN_OVERHEAD)  # type: ignore[arg-type]

@@ -6,8 +6,9 @@ import asyncio
 
 import pytest
 
-from coordbench.otlp import decode_protobuf, export_request
-from coordbench.spans import ENCODED_SPAN_OVERHEAD, EncodedSpan, SpanData, StatusCode
+from coordbench import spans as spans_module
+from coordbench.otlp import decode_protobuf, export_request, native
+from coordbench.spans import ENCODED_SPAN_OVERHEAD, EncodedSpan, SpanData, StatusCode, held_bytes
 from coordbench.store import BatchTooLargeError, StoreFullError, TraceStore
 from support.spans import TRACE, call, serve, sid, span
 
@@ -27,7 +28,16 @@ def chain() -> list[SpanData]:
     ]
 
 
-async def test_groups_by_trace_and_keeps_duplicates_once() -> None:
+@pytest.fixture(params=["native", "python"])
+def grouping(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Batches grouped by the C extension's ``group`` (when built) or by the Python code."""
+    if request.param == "native" and not native.AVAILABLE:
+        pytest.skip("coordbench.otlp._scan is not built")
+    monkeypatch.setattr(spans_module, "_grouper", None if request.param == "python" else native.group)
+    return str(request.param)
+
+
+async def test_groups_by_trace_and_keeps_duplicates_once(grouping: str) -> None:
     store = TraceStore()
     first = await store.add(encoded(*chain(), span("x", trace_id=OTHER, span_id=sid(9))))
     again = await store.add(encoded(*chain()))
@@ -50,11 +60,27 @@ async def test_groups_by_trace_and_keeps_duplicates_once() -> None:
     assert stats.rejected_reasons == {"invalid trace_id": 2}
 
 
-async def test_duplicate_inside_one_batch() -> None:
+async def test_duplicate_inside_one_batch(grouping: str) -> None:
     store = TraceStore()
     one = span("root", span_id=sid(1))
     result = await store.add(encoded(one) + encoded(one))
     assert (result.stored, result.duplicates, store.stats.spans) == (1, 1, 1)
+
+
+async def test_held_bytes_count_each_stored_span_once(grouping: str) -> None:
+    """Interleaved traces, repeats inside a batch and across batches: bytes are the stored spans' own."""
+    first = encoded(*chain()[:2], span("x", trace_id=OTHER, span_id=sid(9)))
+    second = encoded(chain()[2], span("y", trace_id=OTHER, span_id=sid(8)))
+    batch = [first[0], second[1], first[2], first[1], second[0], first[0], second[1]]
+    store = TraceStore()
+    result = await store.add(batch)
+    assert (result.stored, result.duplicates) == (5, 2)
+    again = await store.add([*second, *first, first[1]])
+    assert (again.stored, again.duplicates) == (0, 6)
+    unique = {(s.trace_id, s.span_id): s for s in batch}
+    assert store.stats.bytes == sum(held_bytes(s) for s in unique.values())
+    assert store.stats.bytes == sum(len(s.payload) + ENCODED_SPAN_OVERHEAD for s in unique.values())
+    assert (store.stats.spans, store.stats.traces) == (5, 2)
 
 
 async def test_completeness_reports_orphans_and_unmatched_calls() -> None:

@@ -4,8 +4,10 @@
 feeds the scanner mutated request bodies: the edits of :func:`support.mutate.mutate`, stacked
 edits, length fields replaced by huge or overlong varints, and random bytes. Whatever the
 scanner accepts must be a body protobuf parses, decoded to exactly the spans and rejections
-of the protobuf path, and every accepted span must decode. Bodies are handed over in buffers
-of exactly their size, so an over-read is visible to AddressSanitizer. ``--extension`` loads that build of
+of the protobuf path, and every accepted span must decode; the accepted spans, repeated and
+shuffled, must also be grouped by trace (``group``) exactly as plain Python groups them.
+Bodies are handed over in buffers of exactly their size, so an over-read is visible to
+AddressSanitizer. ``--extension`` loads that build of
 ``coordbench.otlp._scan`` instead of the installed one (the sanitizer test passes one built
 with AddressSanitizer and UndefinedBehaviorSanitizer). Prints one JSON line: the extension that
 ran and the outcome counts; exits non-zero on the first difference.
@@ -19,6 +21,8 @@ import importlib.util
 import json
 import random
 import sys
+from collections.abc import Sequence
+from typing import Any
 
 
 def _load_extension(path: str) -> None:
@@ -61,6 +65,27 @@ def exact_buffer(body: bytes) -> ctypes.Array[ctypes.c_char]:
     of the body is caught.
     """
     return (ctypes.c_char * len(body)).from_buffer_copy(body)
+
+
+def reference_group(batch: Sequence[Any], overhead: int) -> tuple[dict[Any, dict[Any, Any]], dict[Any, int]]:
+    """The batch grouped by trace then span id, first copy kept, and each group's bytes: written plainly."""
+    groups: dict[Any, dict[Any, Any]] = {}
+    for span in batch:
+        groups.setdefault(span[0], {}).setdefault(span[1], span)
+    return groups, {t: sum(len(s[4]) + overhead for s in g.values()) for t, g in groups.items()}
+
+
+def ordered(grouped: tuple[dict[Any, dict[Any, Any]], dict[Any, int]]) -> list[Any]:
+    """``(groups, sizes)`` as nested lists, so that comparing them compares the order too."""
+    groups, sizes = grouped
+    return [[(t, list(g.items()), sizes[t]) for t, g in groups.items()], list(sizes)]
+
+
+def shuffled_batch(spans: list[Any], rng: random.Random) -> list[Any]:
+    """``spans`` with repeats, interleaved, some trace ids as equal but distinct objects."""
+    batch = [*spans, *rng.sample(spans, rng.randint(0, len(spans)))]
+    rng.shuffle(batch)
+    return [s._replace(trace_id=bytes(bytearray(s.trace_id))) if rng.random() < 0.3 else s for s in batch]
 
 
 def run(seed: int, count: int) -> dict[str, int]:
@@ -109,6 +134,11 @@ def run(seed: int, count: int) -> dict[str, int]:
         assert reasons == dict(reference.rejected), f"seed {seed}, body {i}: rejections differ"
         for span in spans:
             span.decode()
+        batch = shuffled_batch(spans, rng) if spans else []
+        grouped = native.group(batch, 330)
+        assert grouped is not None and ordered(grouped) == ordered(reference_group(batch, 330)), (
+            f"seed {seed}, body {i}: group() differs from the reference"
+        )
         counts["accepted"] += 1
 
     class _Raised(Exception):

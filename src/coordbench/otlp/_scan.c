@@ -402,6 +402,92 @@ static PyObject *scan(PyObject *Py_UNUSED(module), PyObject *args) {
     return Py_BuildValue("(N(nnn))", state.spans, state.rejected[0], state.rejected[1], state.rejected[2]);
 }
 
+PyDoc_STRVAR(group_doc,
+"group(spans, overhead) -> (groups, sizes) or None\n\n"
+"spans: a list of stored-span tuples (trace_id, span_id, parent_span_id, fmt, payload, ...).\n"
+"groups: trace id -> {span id -> span}, in first-seen order, the first copy of each span id\n"
+"kept; sizes: trace id -> the sum of len(payload) + overhead over the spans kept.\n"
+"None when an id or a payload is not bytes: the caller groups such a batch itself.");
+
+/* Flush the running size of one trace's consecutive spans into sizes[trace_id]. */
+static int add_size(PyObject *sizes, PyObject *trace_id, Py_ssize_t run) {
+    PyObject *old = PyDict_GetItemWithError(sizes, trace_id);
+    if (old == NULL && PyErr_Occurred()) return -1;
+    Py_ssize_t total = run;
+    if (old != NULL) {
+        Py_ssize_t before = PyLong_AsSsize_t(old);
+        if (before == -1 && PyErr_Occurred()) return -1;
+        total += before;
+    }
+    PyObject *value = PyLong_FromSsize_t(total);
+    if (value == NULL) return -1;
+    int failed = PyDict_SetItem(sizes, trace_id, value);
+    Py_DECREF(value);
+    return failed;
+}
+
+static PyObject *group(PyObject *Py_UNUSED(module), PyObject *args) {
+    PyObject *spans;
+    Py_ssize_t overhead;
+    if (!PyArg_ParseTuple(args, "O!n:group", &PyList_Type, &spans, &overhead)) return NULL;
+    PyObject *groups = PyDict_New(), *sizes = PyDict_New();
+    /* Spans of one trace usually come together: the current trace's group is remembered, and
+     * its size summed in C until the trace changes. Strong references throughout: a dict
+     * resize may run the garbage collector, and with it any finalizer. */
+    PyObject *trace_id = NULL, *members = NULL, *item = NULL;
+    Py_ssize_t run = 0;
+    int status = ERROR;
+    if (groups == NULL || sizes == NULL) goto done;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(spans); i++) {
+        item = Py_NewRef(PyList_GET_ITEM(spans, i));
+        if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) < 5) {
+            PyErr_SetString(PyExc_TypeError, "group() takes a list of stored-span tuples");
+            goto done;
+        }
+        PyObject *tid = PyTuple_GET_ITEM(item, 0), *sid = PyTuple_GET_ITEM(item, 1);
+        PyObject *payload = PyTuple_GET_ITEM(item, 4);
+        /* only bytes: hashing and comparing them runs no Python code */
+        if (!PyBytes_CheckExact(tid) || !PyBytes_CheckExact(sid) || !PyBytes_CheckExact(payload)) {
+            status = FALLBACK;
+            goto done;
+        }
+        if (tid != trace_id && (trace_id == NULL || PyBytes_GET_SIZE(tid) != PyBytes_GET_SIZE(trace_id) ||
+                                memcmp(PyBytes_AS_STRING(tid), PyBytes_AS_STRING(trace_id), PyBytes_GET_SIZE(tid)))) {
+            if (trace_id != NULL && add_size(sizes, trace_id, run) < 0) goto done;
+            run = 0;
+            PyObject *found = PyDict_GetItemWithError(groups, tid);
+            if (found == NULL) {
+                if (PyErr_Occurred()) goto done;
+                found = PyDict_New();
+                if (found == NULL) goto done;
+                if (PyDict_SetItem(groups, tid, found) < 0) {
+                    Py_DECREF(found);
+                    goto done;
+                }
+            } else {
+                Py_INCREF(found);
+            }
+            Py_XSETREF(members, found);
+            Py_XSETREF(trace_id, Py_NewRef(tid));
+        }
+        Py_ssize_t before = PyDict_GET_SIZE(members);
+        if (PyDict_SetDefault(members, sid, item) == NULL) goto done;
+        if (PyDict_GET_SIZE(members) != before) run += PyBytes_GET_SIZE(payload) + overhead;
+        Py_CLEAR(item);
+    }
+    if (trace_id != NULL && add_size(sizes, trace_id, run) < 0) goto done;
+    status = OK;
+done:
+    Py_XDECREF(item);
+    Py_XDECREF(trace_id);
+    Py_XDECREF(members);
+    if (status == OK) return Py_BuildValue("(NN)", groups, sizes);
+    Py_XDECREF(groups);
+    Py_XDECREF(sizes);
+    if (status == FALLBACK) Py_RETURN_NONE;
+    return NULL;
+}
+
 PyDoc_STRVAR(configure_doc,
 "configure(messages, roles) -> None\n\n"
 "messages: per message, a list of (field number, kind, index of the field's message type);\n"
@@ -459,6 +545,7 @@ static PyObject *configure(PyObject *Py_UNUSED(module), PyObject *args) {
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, scan_doc},
     {"configure", configure, METH_VARARGS, configure_doc},
+    {"group", group, METH_VARARGS, group_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from coordbench import semconv
-from coordbench.spans import EncodedSpan, SpanData, held_bytes, held_bytes_of
+from coordbench.spans import EncodedSpan, SpanData, group_by_trace, held_bytes
 from coordbench.store.base import (
     BatchTooLargeError,
     Completeness,
@@ -61,11 +61,13 @@ class _Trace:
         "trace_id",
     )
 
-    def __init__(self, trace_id: bytes, now: float, wall: int, seq: int) -> None:
+    def __init__(
+        self, trace_id: bytes, now: float, wall: int, seq: int, spans: dict[bytes, EncodedSpan] | None = None
+    ) -> None:
         self.trace_id = trace_id
         self.seq = seq  # creation order: the listing's order and cursor
         self.held = 0  # approximate bytes its spans take (held_bytes)
-        self.spans: dict[bytes, EncodedSpan] = {}
+        self.spans: dict[bytes, EncodedSpan] = {} if spans is None else spans
         self.keys: list[int] = []
         self.decoded: dict[bytes, SpanData] = {}
         self.first_seen = wall
@@ -231,9 +233,11 @@ class TraceStore:
                 )
             self._drop(trace_id, trace, evicted=True)
 
-    def _new_trace(self, trace_id: bytes, now: float, wall: int) -> _Trace:
+    def _new_trace(
+        self, trace_id: bytes, now: float, wall: int, spans: dict[bytes, EncodedSpan] | None = None
+    ) -> _Trace:
         self._seq += 1
-        trace = self._traces[trace_id] = self._created[trace_id] = _Trace(trace_id, now, wall, self._seq)
+        trace = self._traces[trace_id] = self._created[trace_id] = _Trace(trace_id, now, wall, self._seq, spans)
         return trace
 
     def _drop(self, trace_id: bytes, trace: _Trace, *, evicted: bool) -> None:
@@ -259,24 +263,19 @@ class TraceStore:
         """
         async with self._lock:
             traces = self._traces
-            # One dict per trace, first copy of each span id kept: the per-span work is three
-            # dict operations (this loop runs for every span the receivers take).
-            groups: dict[bytes, dict[bytes, EncodedSpan]] = {}
-            for span in spans:
-                group = groups.get(span[0])  # trace_id
-                if group is None:
-                    group = groups[span[0]] = {}
-                if span[1] not in group:  # span_id
-                    group[span[1]] = span
+            # One dict per trace, first copy of each span id kept (in C for OTLP/protobuf batches:
+            # this runs for every span the receivers take); then the spans already stored go.
+            groups, sizes = group_by_trace(spans)
             new_traces = 0
             for trace_id, group in groups.items():
                 trace = traces.get(trace_id)
                 if trace is None:
                     new_traces += 1
-                else:
-                    for span_id in group.keys() & trace.spans.keys():
-                        del group[span_id]
-            sizes = {trace_id: held_bytes_of(group.values()) for trace_id, group in groups.items() if group}
+                    continue
+                for span_id in group.keys() & trace.spans.keys():
+                    sizes[trace_id] -= held_bytes(group.pop(span_id))
+                if not group:
+                    del sizes[trace_id]
             count = sum(map(len, groups.values()))
             duplicates = len(spans) - count
             self._stats.received += len(spans)
@@ -314,8 +313,9 @@ class TraceStore:
                 continue
             trace = traces.get(trace_id)
             if trace is None:
-                trace = self._new_trace(trace_id, now, wall)
-            trace.spans.update(group)
+                trace = self._new_trace(trace_id, now, wall, group)  # the batch's dict becomes the trace's
+            else:
+                trace.spans.update(group)
             trace.held += sizes[trace_id]
             self._span_count += len(group)
             self._byte_count += sizes[trace_id]
