@@ -409,35 +409,16 @@ PyDoc_STRVAR(group_doc,
 "kept; sizes: trace id -> the sum of len(payload) + overhead over the spans kept.\n"
 "None when an id or a payload is not bytes: the caller groups such a batch itself.");
 
-/* Flush the running size of one trace's consecutive spans into sizes[trace_id]. */
-static int add_size(PyObject *sizes, PyObject *trace_id, Py_ssize_t run) {
-    PyObject *old = PyDict_GetItemWithError(sizes, trace_id);
-    if (old == NULL && PyErr_Occurred()) return -1;
-    Py_ssize_t total = run;
-    if (old != NULL) {
-        Py_ssize_t before = PyLong_AsSsize_t(old);
-        if (before == -1 && PyErr_Occurred()) return -1;
-        total += before;
-    }
-    PyObject *value = PyLong_FromSsize_t(total);
-    if (value == NULL) return -1;
-    int failed = PyDict_SetItem(sizes, trace_id, value);
-    Py_DECREF(value);
-    return failed;
-}
-
 static PyObject *group(PyObject *Py_UNUSED(module), PyObject *args) {
     PyObject *spans;
     Py_ssize_t overhead;
     if (!PyArg_ParseTuple(args, "O!n:group", &PyList_Type, &spans, &overhead)) return NULL;
-    PyObject *groups = PyDict_New(), *sizes = PyDict_New();
-    /* Spans of one trace usually come together: the current trace's group is remembered, and
-     * its size summed in C until the trace changes. Strong references throughout: a dict
-     * resize may run the garbage collector, and with it any finalizer. */
-    PyObject *trace_id = NULL, *members = NULL, *item = NULL;
-    Py_ssize_t run = 0;
+    PyObject *groups = PyDict_New();
+    /* The current trace's group is remembered (spans of one trace often come together). Strong
+     * references throughout: a dict resize may run the garbage collector, and with it any finalizer. */
+    PyObject *trace_id = NULL, *members = NULL, *item = NULL, *sizes = NULL;
     int status = ERROR;
-    if (groups == NULL || sizes == NULL) goto done;
+    if (groups == NULL) goto done;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(spans); i++) {
         item = Py_NewRef(PyList_GET_ITEM(spans, i));
         if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) < 5) {
@@ -445,16 +426,13 @@ static PyObject *group(PyObject *Py_UNUSED(module), PyObject *args) {
             goto done;
         }
         PyObject *tid = PyTuple_GET_ITEM(item, 0), *sid = PyTuple_GET_ITEM(item, 1);
-        PyObject *payload = PyTuple_GET_ITEM(item, 4);
         /* only bytes: hashing and comparing them runs no Python code */
-        if (!PyBytes_CheckExact(tid) || !PyBytes_CheckExact(sid) || !PyBytes_CheckExact(payload)) {
+        if (!PyBytes_CheckExact(tid) || !PyBytes_CheckExact(sid) || !PyBytes_CheckExact(PyTuple_GET_ITEM(item, 4))) {
             status = FALLBACK;
             goto done;
         }
         if (tid != trace_id && (trace_id == NULL || PyBytes_GET_SIZE(tid) != PyBytes_GET_SIZE(trace_id) ||
                                 memcmp(PyBytes_AS_STRING(tid), PyBytes_AS_STRING(trace_id), PyBytes_GET_SIZE(tid)))) {
-            if (trace_id != NULL && add_size(sizes, trace_id, run) < 0) goto done;
-            run = 0;
             PyObject *found = PyDict_GetItemWithError(groups, tid);
             if (found == NULL) {
                 if (PyErr_Occurred()) goto done;
@@ -470,12 +448,26 @@ static PyObject *group(PyObject *Py_UNUSED(module), PyObject *args) {
             Py_XSETREF(members, found);
             Py_XSETREF(trace_id, Py_NewRef(tid));
         }
-        Py_ssize_t before = PyDict_GET_SIZE(members);
         if (PyDict_SetDefault(members, sid, item) == NULL) goto done;
-        if (PyDict_GET_SIZE(members) != before) run += PyBytes_GET_SIZE(payload) + overhead;
         Py_CLEAR(item);
     }
-    if (trace_id != NULL && add_size(sizes, trace_id, run) < 0) goto done;
+    /* Each group's size, summed over the spans it kept (all checked above to hold bytes). */
+    sizes = PyDict_New();
+    if (sizes == NULL) goto done;
+    Py_ssize_t pos = 0;
+    PyObject *tid, *kept;
+    while (PyDict_Next(groups, &pos, &tid, &kept)) {
+        Py_ssize_t total = 0, at = 0;
+        PyObject *sid, *span;
+        while (PyDict_Next(kept, &at, &sid, &span))
+            total += PyBytes_GET_SIZE(PyTuple_GET_ITEM(span, 4)) + overhead;
+        PyObject *value = PyLong_FromSsize_t(total);
+        if (value == NULL || PyDict_SetItem(sizes, tid, value) < 0) {
+            Py_XDECREF(value);
+            goto done;
+        }
+        Py_DECREF(value);
+    }
     status = OK;
 done:
     Py_XDECREF(item);
