@@ -338,17 +338,33 @@ class Outcome:
     results: list[IngestResult]
     page_write_us: float
     """This machine's cost of a page of new memory (:func:`page_write_us`), measured after the rows."""
+    reported_mib: float | None = None
+    """Freed guest memory the hypervisor took back during the rows (free page reporting), if the VM does that."""
+
+
+REPORTED_KIB = Path("/sys/module/page_reporting/parameters/reported_kib")
+
+
+def _reported_kib() -> int | None:
+    """Guest memory reported free to the hypervisor so far (virtio-balloon free page reporting), if exposed."""
+    try:
+        return int(REPORTED_KIB.read_text())
+    except (OSError, ValueError):
+        return None
 
 
 def run() -> Outcome:
     """Each mode ``RUNS`` times; the run with the median throughput is reported."""
+    reported_before = _reported_kib()
     results: list[IngestResult] = []
     for fmt, compress, options in ROWS:
         runs = sorted((measure(fmt, compress, **options) for _ in range(RUNS)), key=lambda r: r.spans_per_s)
         results.append(runs[len(runs) // 2])
     floors = sorted((measure("protobuf", False, floor=True) for _ in range(RUNS)), key=lambda r: r.cpu_us_per_span)
     results.append(floors[len(floors) // 2])
-    return Outcome(results, page_write_us())
+    reported_after = _reported_kib()
+    reported = None if reported_before is None or reported_after is None else (reported_after - reported_before) / 1024
+    return Outcome(results, page_write_us(), reported)
 
 
 def report(outcome: Outcome) -> str:
@@ -390,7 +406,8 @@ def report(outcome: Outcome) -> str:
         lines += [
             "",
             "Where a protobuf span's receiver CPU goes (µs per span; the HTTP floor is "
-            "`benchmarks/http_floor.py`, the same uvicorn/FastAPI stack reading each body and dropping it, "
+            "`benchmarks/http_floor.py`, the same uvicorn (httptools, uvloop) and FastAPI stack reading each body and "
+            "dropping it, "
             f"{floor.statuses}, median of {RUNS} runs by CPU). *Receiver CPU / parse* compares the receiver's "
             "CPU per span with the raw parse of the same row: the 3x target counted in CPU, which the "
             "load generator's own speed cannot blur.",
@@ -414,7 +431,8 @@ def report(outcome: Outcome) -> str:
             "Decoding and storing is everything beyond reading the body: for protobuf the native scanner "
             "(`coordbench.otlp._scan`: one C pass validating the request and slicing out each span with its ids; "
             "the protobuf path parses with protobuf, then walks the parsed spans and slices their bytes in Python), "
-            "grouping by trace, de-duplication, byte accounting, the export response, the garbage collector, and "
+            "grouping by trace with de-duplication and byte accounting (`_scan.group`, in C too, for batches of "
+            "encoded spans), the export response, the garbage collector, and "
             "writing each stored span into new memory. *User · kernel* splits the receiver's CPU by mode "
             "(`/proc/PID/stat`, 10 ms ticks); the HTTP floor spends "
             f"{floor.user_us_per_span:.2f} · {floor.system_us_per_span:.2f}. The kernel's share beyond the floor "
@@ -430,6 +448,15 @@ def report(outcome: Outcome) -> str:
             "same memory on every iteration and pays none of it; neither does the steady-state row, whose spans "
             "land in memory the evicted ones freed.",
         ]
+        if outcome.reported_mib is not None:
+            lines[-1] += (
+                " This virtual machine also hands freed memory back to its host (virtio-balloon free page reporting, "
+                f"`{REPORTED_KIB}`): {outcome.reported_mib:,.0f} MiB during these rows. Memory a finished "
+                "receiver frees can be among it, so a fresh receiver may land on pages the host must back again "
+                "and pay the host's fault as well as the guest's: the likely reason the fresh rows' kernel time per "
+                "fault varies from run to run. On a machine that keeps its memory backed, a page costs about what "
+                "`page_write_us` measures."
+            )
     return "\n".join(lines)
 
 
