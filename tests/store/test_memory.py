@@ -199,6 +199,26 @@ async def test_bounds_evict_finished_traces_first_and_refuse_otherwise() -> None
     assert stats.received == stats.stored + stats.rejected
 
 
+async def test_a_trace_the_batch_adds_to_is_not_evicted_to_make_room_for_it(grouping: str) -> None:
+    """A retry that also carries a new span: the retried spans stay stored, another trace makes room."""
+    now = [0.0]
+    store = TraceStore(max_spans=3, evict_after=1, clock=lambda: now[0])
+    sent = encoded(span("root", span_id=sid(1)), span("child", span_id=sid(2), parent=sid(1)))
+    await store.add(sent)
+    now[0] = 1.0
+    await store.add(encoded(span("x", trace_id=OTHER, span_id=sid(9))))  # full: 3 of 3 spans
+    now[0] = 5.0  # both traces idle: either may be evicted
+    result = await store.add([*sent, *encoded(span("late", span_id=sid(3), parent=sid(1)))])
+    assert (result.stored, result.duplicates) == (1, 2)
+    snapshot = store.get(TRACE)
+    assert snapshot is not None
+    assert sorted(s.name for s in snapshot.spans) == ["child", "late", "root"]
+    assert snapshot.completeness.orphans == ()
+    assert OTHER not in store
+    stats = store.stats
+    assert (stats.spans, stats.traces, stats.evicted) == (3, 1, 1)
+
+
 async def test_max_traces() -> None:
     store = TraceStore(max_traces=1, evict_after=3600)
     await store.add(encoded(span("a", span_id=sid(1))))

@@ -209,7 +209,10 @@ class TraceStore:
         for reason, n in (reasons or {}).items():
             self._stats.rejected_reasons[reason] = self._stats.rejected_reasons.get(reason, 0) + n
 
-    def _evict_for(self, spans_needed: int, traces_needed: int, bytes_needed: int) -> None:
+    def _evict_for(
+        self, spans_needed: int, traces_needed: int, bytes_needed: int, keep: Collection[bytes] = ()
+    ) -> None:
+        """Evict the least recently grown idle traces until the batch fits (never one in ``keep``)."""
         if spans_needed > self.max_spans or traces_needed > self.max_traces or bytes_needed > self.max_bytes:
             raise BatchTooLargeError(
                 f"the batch (spans {spans_needed}, new traces {traces_needed}, ~{bytes_needed} bytes) is larger "
@@ -222,7 +225,8 @@ class TraceStore:
             or len(self._traces) + traces_needed > self.max_traces
             or self._byte_count + bytes_needed > self.max_bytes
         ):
-            trace_id, trace = next(iter(self._traces.items()), (None, None))
+            # the traces the batch adds to stay: their spans were just counted as already stored
+            trace_id, trace = next(((k, t) for k, t in self._traces.items() if k not in keep), (None, None))
             if trace_id is None or trace is None or now - trace.last_growth < self.evict_after:
                 retry = 1.0 if trace is None else max(1.0, self.evict_after - (now - trace.last_growth))
                 raise StoreFullError(
@@ -267,11 +271,13 @@ class TraceStore:
             # this runs for every span the receivers take); then the spans already stored go.
             groups, sizes = group_by_trace(spans)
             new_traces = 0
+            growing: list[bytes] = []
             for trace_id, group in groups.items():
                 trace = traces.get(trace_id)
                 if trace is None:
                     new_traces += 1
                     continue
+                growing.append(trace_id)
                 for span_id in group.keys() & trace.spans.keys():
                     sizes[trace_id] -= held_bytes(group.pop(span_id))
                 if not group:
@@ -280,7 +286,7 @@ class TraceStore:
             duplicates = len(spans) - count
             self._stats.received += len(spans)
             try:
-                self._evict_for(count, new_traces, sum(sizes.values()))
+                self._evict_for(count, new_traces, sum(sizes.values()), keep=frozenset(growing))
             except (StoreFullError, BatchTooLargeError) as exc:
                 reason = "store full" if isinstance(exc, StoreFullError) else "batch larger than the store"
                 self._stats.rejected += len(spans)
