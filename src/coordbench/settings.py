@@ -47,8 +47,9 @@ class Settings(BaseSettings):
         1024 * 1024,
         ge=0,
         description=(
-            "Bodies larger than this are decoded on a worker thread, off the event loop (counting a "
-            "compressed byte as 4 and a JSON byte as 4: they cost about that much more to decode)."
+            "Bodies weighing more than this are decoded on a worker thread, off the event loop (a "
+            "compressed byte and a JSON byte count 4, a protobuf byte for the native scanner a quarter: "
+            "coordbench.otlp.decode.decode_weight)."
         ),
     )
     max_inflight: int = Field(64, ge=1, description="Export requests decoded at once; more get 429.")

@@ -25,8 +25,8 @@ from opentelemetry.trace import Link
 
 import coordbench.otlp.http
 from conftest import Backend, StartBackend
-from coordbench.otlp import export_request, export_request_json
-from coordbench.otlp.http import decode_weight
+from coordbench.otlp import export_request, export_request_json, native
+from coordbench.otlp.decode import decode_weight
 from support.decoding import note_decode_threads
 from support.spans import TRACE, call, serve, sid, span
 
@@ -371,13 +371,14 @@ def test_a_client_gone_mid_body_stores_nothing_and_frees_its_slot(
     assert "decoding failed unexpectedly" not in caplog.text
 
 
-def test_decode_weight_counts_compressed_and_json_bytes_four_times() -> None:
-    proto, json_type = "application/x-protobuf", "application/json"
-    assert decode_weight(1000, "", proto) == 1000
-    assert decode_weight(1000, "identity", proto) == 1000
-    assert decode_weight(1000, "gzip", proto) == decode_weight(1000, "deflate", proto) == 4000
-    assert decode_weight(1000, "", json_type) == 4000
-    assert decode_weight(1000, "gzip", json_type) == 16000
+def test_decode_weight_counts_compressed_and_json_bytes_four_times_and_scanned_bytes_a_quarter() -> None:
+    assert decode_weight(1000, native_scan=False) == 1000
+    assert decode_weight(1000, compressed=True, native_scan=False) == 4000
+    assert decode_weight(1000, json_body=True) == decode_weight(1000, json_body=True, native_scan=True) == 4000
+    assert decode_weight(1000, compressed=True, json_body=True) == 16000
+    assert decode_weight(1000, native_scan=True) == 250
+    assert decode_weight(1000, compressed=True, native_scan=True) == 1000
+    assert decode_weight(1000) == (250 if native.AVAILABLE else 1000)
 
 
 def test_a_batch_larger_than_the_whole_store_gets_413_not_an_endless_503(start_backend: StartBackend) -> None:

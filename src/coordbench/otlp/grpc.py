@@ -3,9 +3,9 @@
 The method is registered with no request deserializer, so the servicer gets the request's
 bytes and decodes them with the same function as the HTTP receiver (each span keeps its own
 bytes, sliced out of the request rather than re-serialised), and an undecodable request is
-answered ``INVALID_ARGUMENT`` with the decoder's message. Requests larger than
-``decode_in_thread_bytes`` are decoded on a worker thread, as over HTTP, so one large export
-does not stall the event loop both receivers share.
+answered ``INVALID_ARGUMENT`` with the decoder's message. Requests weighing more than
+``decode_in_thread_bytes`` (:func:`~coordbench.otlp.decode.decode_weight`) are decoded on a
+worker thread, as over HTTP, so one large export does not stall the event loop both receivers share.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import grpc
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from coordbench.auth import bearer_ok
-from coordbench.otlp.decode import OtlpDecodeError, decode_protobuf
+from coordbench.otlp.decode import OtlpDecodeError, decode_protobuf, decode_weight
 from coordbench.store import BatchTooLargeError, StoreUnavailableError, TraceStore
 
 __all__ = ["GrpcReceiver"]
@@ -41,7 +41,7 @@ class _TraceService:
         if not bearer_ok(authorization if isinstance(authorization, str) else None, self.token):
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
         try:
-            if len(request) > self.decode_in_thread_bytes:
+            if decode_weight(len(request)) > self.decode_in_thread_bytes:  # grpcio hands over inflated bytes
                 result = await anyio.to_thread.run_sync(decode_protobuf, request)
             else:
                 result = decode_protobuf(request)

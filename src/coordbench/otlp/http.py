@@ -23,12 +23,12 @@ from google.rpc import code_pb2, status_pb2  # pyright: ignore[reportMissingType
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 from starlette.requests import ClientDisconnect
 
-from coordbench.otlp.decode import DecodeResult, OtlpDecodeError, decode_json, decode_protobuf
+from coordbench.otlp.decode import DecodeResult, OtlpDecodeError, decode_json, decode_protobuf, decode_weight
 from coordbench.otlp.zstd import ZstdBodyError, ZstdTooLargeError, decompress_zstd
 from coordbench.settings import Settings
 from coordbench.store import BatchTooLargeError, StoreUnavailableError, TraceStore
 
-__all__ = ["CONTENT_JSON", "CONTENT_PROTOBUF", "decode_weight", "router"]
+__all__ = ["CONTENT_JSON", "CONTENT_PROTOBUF", "router"]
 
 logger = logging.getLogger(__name__)
 
@@ -113,18 +113,6 @@ async def _read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def decode_weight(size: int, encoding: str, content_type: str) -> int:
-    """A body's size weighted by how much it costs to decode, for the off-the-loop threshold.
-
-    A compressed byte inflates to about 4 and an OTLP/JSON byte decodes about 4 times slower
-    than protobuf, so each counts 4. On a worker thread the decode competes with the event
-    loop for the GIL: protobuf ingest measured ~30% slower that way, so only bodies whose
-    decode would hold the loop for more than a few milliseconds go there.
-    """
-    weight = size * 4 if encoding in ("gzip", "deflate", "zstd") else size
-    return weight * 4 if content_type == CONTENT_JSON else weight
-
-
 def _too_large(limit: int, content_type: str) -> Response:
     return status_response(
         413, code_pb2.RESOURCE_EXHAUSTED, f"request body larger than {limit} bytes (after decompression)", content_type
@@ -192,7 +180,10 @@ async def export_traces(request: Request) -> Response:
             return Response(status_code=400)
         try:
             work: Callable[[], DecodeResult] = lambda: _decode(raw, encoding, content_type, limit)  # noqa: E731
-            off_loop = decode_weight(len(raw), encoding, content_type) > settings.decode_in_thread_bytes
+            weight = decode_weight(
+                len(raw), compressed=encoding not in ("", "identity"), json_body=content_type == CONTENT_JSON
+            )
+            off_loop = weight > settings.decode_in_thread_bytes
             result = await anyio.to_thread.run_sync(work) if off_loop else work()
         except _TooLarge:
             return _too_large(limit, content_type)
