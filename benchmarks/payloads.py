@@ -52,11 +52,13 @@ def spans_for(request_index: int, count: int = SPANS_PER_REQUEST, agents: int = 
     return out
 
 
-def bodies(requests: int, *, fmt: str, compress: bool, offset: int = 0) -> list[bytes]:
-    """``requests`` distinct request bodies (``fmt`` ``protobuf`` or ``json``)."""
+def bodies(
+    requests: int, *, fmt: str, compress: bool, offset: int = 0, spans_per_request: int = SPANS_PER_REQUEST
+) -> list[bytes]:
+    """``requests`` distinct request bodies (``fmt`` ``protobuf`` or ``json``) of ``spans_per_request`` spans."""
     out: list[bytes] = []
     for r in range(offset + 1, offset + requests + 1):  # request 0 would make an all-zero trace id
-        spans = spans_for(r)
+        spans = spans_for(r, spans_per_request)
         raw = (
             export_request(spans).SerializeToString()
             if fmt == "protobuf"
