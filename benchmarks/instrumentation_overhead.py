@@ -23,6 +23,8 @@ calls rotate between the modes below, so all see the same machine state:
 - ``unsampled``: ``A2AInstrumentor`` on with an ALWAYS_OFF sampler: context is still
   propagated (headers, metadata, extensions) but no span is recorded, which splits the
   cost between propagation/bookkeeping and span recording.
+- ``client-only`` and ``server-only`` (agents in their own processes only): one end traced,
+  the other not, for what each end of a call costs on its own.
 
 The time spent in the garbage collector during each mode's blocks is recorded too
 (``gc.callbacks``).
@@ -72,7 +74,10 @@ WARMUP = 200
 BLOCKS = 20
 BLOCK_SIZE = 60  # 20 x 60 = 1,200 calls per mode and per streaming setting
 MODES = ("sdk-defaults", "sdk-quiet", "traced", "traced-no-ext", "traced-no-meta", "unsampled")
-TRACED_MODES = ("traced", "traced-no-ext", "traced-no-meta", "unsampled")
+TRACED_MODES = ("traced", "traced-no-ext", "traced-no-meta", "unsampled", "client-only")
+END_MODES = ("client-only", "server-only")
+"""Two processes only: one end traced, the other not (an agent calling, or called by, one that is not)."""
+ALL_MODES = MODES + END_MODES
 
 
 class Worker(AgentExecutor):
@@ -121,8 +126,8 @@ class GcClock:
 class Result:
     streaming: bool
     processes: int = 1
-    samples: dict[str, list[int]] = field(default_factory=lambda: {m: [] for m in MODES})
-    gc_ns: dict[str, int] = field(default_factory=lambda: dict.fromkeys(MODES, 0))
+    samples: dict[str, list[int]] = field(default_factory=lambda: {m: [] for m in ALL_MODES})
+    gc_ns: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ALL_MODES, 0))
     spans: int = 0
 
     def gc_us_per_call(self, mode: str) -> float:
@@ -138,8 +143,10 @@ class Result:
         return statistics.fmean(self.samples[mode]) / 1e3
 
 
-async def _measure(url_of: Callable[[str], str], streaming: bool, processes: int = 1) -> Result:
-    """Rotate blocks over the modes; ``url_of(mode)`` is the agent each mode calls."""
+async def _measure(
+    url_of: Callable[[str], str], streaming: bool, processes: int = 1, modes: tuple[str, ...] = MODES
+) -> Result:
+    """Rotate blocks over ``modes``; ``url_of(mode)`` is the agent each mode calls."""
     exporter = CountingExporter()
     provider = TracerProvider()
     provider.add_span_processor(BatchSpanProcessor(exporter, max_queue_size=100_000))
@@ -148,7 +155,7 @@ async def _measure(url_of: Callable[[str], str], streaming: bool, processes: int
     result = Result(streaming, processes)
     async with httpx.AsyncClient(timeout=30) as http:
         clients: dict[str, Client] = {}
-        for url in sorted({url_of(mode) for mode in MODES}):
+        for url in sorted({url_of(mode) for mode in modes}):
             card = await A2ACardResolver(http, url).get_agent_card()
             clients[url] = ClientFactory(ClientConfig(streaming=streaming, httpx_client=http)).create(card)
 
@@ -161,20 +168,20 @@ async def _measure(url_of: Callable[[str], str], streaming: bool, processes: int
             return time.perf_counter_ns() - start
 
         for i in range(WARMUP):
-            await call(MODES[i % len(MODES)])
+            await call(modes[i % len(modes)])
         clock = GcClock()
         gc.callbacks.append(clock)
         try:
             for block in range(BLOCKS):
-                for i in range(len(MODES)):
-                    mode = MODES[(block + i) % len(MODES)]
+                for i in range(len(modes)):
+                    mode = modes[(block + i) % len(modes)]
                     if mode in TRACED_MODES:
                         instrumentor.instrument(
                             tracer_provider=unsampled if mode == "unsampled" else provider,
                             request_extensions=mode != "traced-no-ext",
                             propagate_in_metadata=mode != "traced-no-meta",
                         )
-                    elif mode == "sdk-quiet":
+                    elif mode in ("sdk-quiet", "server-only"):
                         suppress_sdk_spans()
                     gc_before = clock.total_ns
                     for _ in range(BLOCK_SIZE):
@@ -182,7 +189,7 @@ async def _measure(url_of: Callable[[str], str], streaming: bool, processes: int
                     result.gc_ns[mode] += clock.total_ns - gc_before
                     if mode in TRACED_MODES:
                         instrumentor.uninstrument()
-                    elif mode == "sdk-quiet":
+                    elif mode in ("sdk-quiet", "server-only"):
                         restore_sdk_spans()
         finally:
             gc.callbacks.remove(clock)
@@ -286,6 +293,8 @@ AGENT_OF_MODE = {
     "traced-no-ext": "traced",
     "traced-no-meta": "traced",
     "unsampled": "unsampled",
+    "client-only": "quiet",
+    "server-only": "traced",
 }
 """The agent process each mode calls in the across-processes run (the options that differ are the client's)."""
 
@@ -321,7 +330,10 @@ def run() -> Outcome:
     agents = {mode: _start_agent(mode) for mode in sorted(set(AGENT_OF_MODE.values()))}
     try:
         urls = {mode: agents[agent][1] for mode, agent in AGENT_OF_MODE.items()}
-        results += [asyncio.run(_measure(urls.__getitem__, streaming, processes=2)) for streaming in (False, True)]
+        results += [
+            asyncio.run(_measure(urls.__getitem__, streaming, processes=2, modes=ALL_MODES))
+            for streaming in (False, True)
+        ]
     finally:
         for proc, _url in agents.values():
             proc.terminate()
@@ -371,6 +383,29 @@ def report(outcome: Outcome) -> str:
             f"| {r.median_us('traced') / r.median_us('sdk-defaults'):.3f} "
             f"| {r.spans:,} |"
         )
+    ends = [r for r in results if r.samples["client-only"]]
+    if ends:
+        lines += [
+            "",
+            "Each end alone (two processes): `client-only` traces the caller and calls an agent that is not "
+            "instrumented (it still receives the trace context and the extension header, and a2a-sdk still "
+            "parses the context in the message metadata); `server-only` traces the agent and calls it from a "
+            "client that is not instrumented. Overhead against `sdk-quiet` in the same run:",
+            "",
+            "| call | sdk-quiet median (µs) | client-only: median (µs) · overhead (µs) · ratio "
+            "| server-only: median (µs) · overhead (µs) · ratio | both ends (traced): overhead (µs) |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        for r in ends:
+            quiet_us = r.median_us("sdk-quiet")
+            cells = [
+                f"{r.median_us(m):,.0f} · +{r.median_us(m) - quiet_us:,.0f} · {r.median_us(m) / quiet_us:.3f}"
+                for m in END_MODES
+            ]
+            lines.append(
+                f"| {'streaming' if r.streaming else 'non-streaming'} | {quiet_us:,.0f} | {cells[0]} | {cells[1]} "
+                f"| +{r.median_us('traced') - quiet_us:,.0f} |"
+            )
     lines += [
         "",
         "Targets: overhead under 5% of a loopback call (traced / sdk-quiet < 1.05) and under 150 µs per call.",
