@@ -172,7 +172,7 @@ def decode_weight(
 
     The unit is a byte of uncompressed protobuf on the protobuf path. A compressed byte inflates
     to about 4 and an OTLP/JSON byte decodes about 4 times slower, so each counts 4; the native
-    scanner decodes protobuf about 4 times faster than the protobuf path (0.31 against ~1.2 µs
+    scanner decodes protobuf about 4 times faster than the protobuf path (0.30 against 1.14 µs
     per benchmark span), so with it a protobuf byte counts a quarter. On a worker thread the
     decode competes with the event loop for the GIL (protobuf ingest measured 25-40% more CPU
     per span that way, even with 2 MB bodies), so only bodies whose decode would hold the loop
