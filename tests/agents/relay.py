@@ -22,7 +22,7 @@ from a2a.server.events import EventQueue
 from a2a.server.tasks import TaskUpdater
 from a2a.types import GetTaskRequest, Part, Role, SendMessageRequest, Task, TaskState
 from google.protobuf.json_format import MessageToDict
-from opentelemetry import trace
+from opentelemetry import baggage, trace
 
 from coordbench.instrument import tool_step
 
@@ -124,11 +124,15 @@ class RelayExecutor(AgentExecutor):
         if self.behaviour == "probe":
             headers = (context.call_context.state.get("headers") or {}) if context.call_context else {}
             metadata = MessageToDict(context.message.metadata) if context.message is not None else {}
+            current = trace.get_current_span().get_span_context()
             probe = {
                 "header_traceparent": headers.get("traceparent"),
                 "metadata_traceparent": metadata.get("traceparent"),
+                "metadata_keys": sorted(metadata),
                 "extensions": sorted(context.requested_extensions),
-                "current_span": format(trace.get_current_span().get_span_context().span_id, "016x"),
+                "current_span": format(current.span_id, "016x"),
+                "trace_state": current.trace_state.to_header(),
+                "baggage": {key: str(value) for key, value in baggage.get_all().items()},
             }
             reply = new_text_message(json.dumps(probe), context_id=context.context_id, role=Role.ROLE_AGENT)
             await event_queue.enqueue_event(reply)

@@ -19,6 +19,9 @@ from a2a.types import (
     Task,
     TaskState,
 )
+from opentelemetry import baggage, trace
+from opentelemetry import context as otel_context
+from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags, TraceState
 
 from agents.relay import AgentClient, RelayExecutor
 from conftest import StartAgent
@@ -159,6 +162,55 @@ def _raw_send(metadata: dict[str, str], headers: dict[str, str]) -> dict[str, ob
             "message": {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "hi"}], "metadata": metadata}
         },
     }
+
+
+async def test_tracestate_and_baggage_travel_with_the_call(
+    start_agent: StartAgent, span_exporter: RecordingSpanExporter
+) -> None:
+    """The default propagators carry vendors' ``tracestate`` entries and W3C baggage: both reach the agent."""
+    probe = start_agent("P", behaviour="probe")
+    parent = SpanContext(
+        trace_id=0x0AF7651916CD43DD8448EB211C80319C,
+        span_id=0xB7AD6B7169203331,
+        is_remote=True,
+        trace_flags=TraceFlags(TraceFlags.SAMPLED),
+        trace_state=TraceState([("vendor", "v1")]),
+    )
+    token = otel_context.attach(
+        baggage.set_baggage("session.id", "s-42", context=trace.set_span_in_context(NonRecordingSpan(parent)))
+    )
+    try:
+        client = AgentClient(probe, streaming=False)
+        _state, text = await client.ask("who am I?")
+        await client.close()
+    finally:
+        otel_context.detach(token)
+    seen = json.loads(text)
+    assert seen["header_traceparent"].startswith("00-0af7651916cd43dd8448eb211c80319c-")
+    assert seen["trace_state"] == "vendor=v1"
+    assert seen["baggage"] == {"session.id": "s-42"}
+    # the metadata copy repeated the headers, all of it: removed, the agent sees the message as written
+    assert seen["metadata_keys"] == []
+
+
+async def test_context_from_metadata_alone_brings_tracestate_and_baggage(
+    start_agent: StartAgent, span_exporter: RecordingSpanExporter
+) -> None:
+    """A hop that dropped the headers: the metadata copy carries everything, and the agent keeps it."""
+    url = start_agent("P", behaviour="probe")
+    metadata = {
+        "traceparent": "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01",
+        "tracestate": "vendor=v1",
+        "baggage": "session.id=s-42",
+    }
+    async with httpx.AsyncClient() as http:
+        response = await http.post(url, json=_raw_send(metadata, {}), headers={"A2A-Version": "1.0"})
+    seen = json.loads(response.json()["result"]["message"]["parts"][0]["text"])
+    assert seen["trace_state"] == "vendor=v1"
+    assert seen["baggage"] == {"session.id": "s-42"}
+    assert seen["metadata_keys"] == ["baggage", "traceparent", "tracestate"]  # not repeated anywhere: kept
+    (server,) = await span_exporter.wait_for_async(1)
+    assert (server.trace_id, server.parent_span_id) == ("0af7651916cd43dd8448eb211c80319c", "00f067aa0ba902b7")
 
 
 @pytest.mark.parametrize("channel", ["metadata", "header", "both", "both-same"])

@@ -63,8 +63,6 @@ SERVER_METHODS = (
     ServerMethod("on_get_extended_agent_card", "GetExtendedAgentCard"),
 )
 
-_TRACE_KEYS = (semconv.TRACEPARENT, semconv.TRACESTATE)
-
 
 def _headers(call_context: Any) -> Mapping[str, Any] | None:
     """The request's HTTP headers, or its gRPC call metadata (keys lower-cased), if at hand."""
@@ -98,12 +96,34 @@ def _state_of(call_context: Any) -> Mapping[str, Any] | None:
     return cast("Mapping[str, Any]", state) if type(state) is dict or isinstance(state, Mapping) else None
 
 
-def parent_context(params: Any, call_context: Any) -> Context | None:
-    """The trace context a request carries: ``traceparent`` header first, else message metadata.
+_BAGGAGE = "baggage"
+_fields_cache: tuple[object, frozenset[str]] = (None, frozenset())
 
-    When the metadata repeats the header's context (our client sends both), the metadata
-    copy is removed from the request: it has done its job, and the agent, its task history
-    and the response then carry exactly the message the caller wrote.
+
+def _propagation_fields() -> frozenset[str]:
+    """The carrier keys the configured propagators read (``traceparent``, ``tracestate``, ``baggage``...).
+
+    Our client writes exactly these (``propagate.inject``) into the headers and the message
+    metadata, so the server reads them all back: a key left out here is context lost at the hop.
+    Cached per propagator (``propagate.set_global_textmap`` replaces the object).
+    """
+    global _fields_cache  # a one-entry cache keyed on the global propagator
+    propagator = propagate.get_global_textmap()
+    cached, fields = _fields_cache
+    if cached is not propagator:
+        fields = frozenset(str(f).lower() for f in propagator.fields)
+        _fields_cache = (propagator, fields)
+    return fields
+
+
+def parent_context(params: Any, call_context: Any) -> Context | None:
+    """The context a request carries (trace context and baggage): from the headers, else the message metadata.
+
+    The headers win when they hold trace context (any propagation field but ``baggage``). The
+    metadata entries that repeat the headers exactly (our client sends both) are then removed
+    from the request: they have done their job, and the agent, its task history and the
+    response carry exactly the message the caller wrote. Context that came in the metadata
+    alone stays in it.
 
     When the current context already holds a span of the same trace (an ASGI or FastAPI
     server span that extracted the same header), that context is kept, so our span nests
@@ -112,22 +132,26 @@ def parent_context(params: Any, call_context: Any) -> Context | None:
     Returns:
         The context to parent the server span on, or ``None`` to use the current one.
     """
+    fields = _propagation_fields()
     carrier: dict[str, str] = {}
     headers = _headers(call_context)
+    if headers is not None:
+        carrier = {k: str(headers[k]) for k in fields if k in headers}
+        if len(carrier) == 1 and _BAGGAGE in carrier:
+            carrier = {}  # baggage alone is not trace context: look in the metadata
     message = getattr(params, "message", None)
-    fields = message.metadata.fields if message is not None else None
-    if headers is not None and semconv.TRACEPARENT in headers:
-        carrier = {k: str(headers[k]) for k in _TRACE_KEYS if k in headers}
-        if fields is not None and semconv.TRACEPARENT in fields:
-            _drop_repeated_context(message, carrier[semconv.TRACEPARENT])
-    elif fields is not None:
-        for key in _TRACE_KEYS:
-            value = _payload.struct_get_str(message.metadata, key)  # pyright: ignore[reportOptionalMemberAccess]
-            if value is not None:
-                carrier[key] = value
+    metadata = message.metadata if message is not None else None
+    if metadata is not None and metadata.fields:
+        if carrier:
+            _drop_repeated_context(metadata, carrier)
+        else:
+            for key in fields:
+                value = _payload.struct_get_str(metadata, key)
+                if value is not None:
+                    carrier[key] = value
     if not carrier:
         return None
-    extracted = propagate.extract(carrier)
+    extracted = propagate.extract(carrier, context=otel_context.get_current())  # other context values stay
     remote = trace.get_current_span(extracted).get_span_context()
     current = trace.get_current_span().get_span_context()
     if current.is_valid and remote.is_valid and current.trace_id == remote.trace_id:
@@ -135,13 +159,12 @@ def parent_context(params: Any, call_context: Any) -> Context | None:
     return extracted
 
 
-def _drop_repeated_context(message: Any, traceparent: str) -> None:
-    """Remove the metadata copy of the trace context when it repeats the header's."""
-    if _payload.struct_get_str(message.metadata, semconv.TRACEPARENT) == traceparent:
-        fields = message.metadata.fields
-        for key in _TRACE_KEYS:
-            if key in fields:
-                del fields[key]
+def _drop_repeated_context(metadata: Any, carrier: Mapping[str, str]) -> None:
+    """Remove the metadata entries that repeat the headers' context exactly (key and value)."""
+    entries = metadata.fields
+    for key, value in carrier.items():
+        if key in entries and _payload.struct_get_str(metadata, key) == value:
+            del entries[key]
 
 
 _AGENT_CACHE_ATTR = "_coordbench_agent"
@@ -200,16 +223,15 @@ class _ServerRequest(CallRecord):
         name = self.request_attributes(attrs, params, method.wire, agent)
         tracer = STATE.tracer
         assert tracer is not None  # noqa: S101 - callers check STATE.tracer first
-        span = tracer.start_span(
-            name, context=parent_context(params, call_context), kind=SpanKind.SERVER, attributes=attrs
-        )
+        parent = parent_context(params, call_context)
+        span = tracer.start_span(name, context=parent, kind=SpanKind.SERVER, attributes=attrs)
         self.call = ServerCall(
             span=span,
             agent_name=agent,
             collect_steps=method.is_send and semconv.TRACEABILITY_EXTENSION_URI in requested,
             timestamps=method.is_send and not requested.isdisjoint(semconv.TIMESTAMP_EXTENSION_URIS),
         )
-        self.ctx = trace.set_span_in_context(span)
+        self.ctx = trace.set_span_in_context(span, parent)  # the caller's baggage comes along
 
     def enter(self) -> object:
         """Make the span and the server call current."""
