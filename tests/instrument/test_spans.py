@@ -7,7 +7,8 @@ from typing import Any
 
 import httpx
 import pytest
-from a2a.client import ClientCallContext
+from a2a.client import ClientCallContext, ClientConfig, ClientFactory
+from a2a.client.card_resolver import A2ACardResolver
 from a2a.helpers import new_text_message
 from a2a.types import (
     CancelTaskRequest,
@@ -162,6 +163,26 @@ def _raw_send(metadata: dict[str, str], headers: dict[str, str]) -> dict[str, ob
             "message": {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "hi"}], "metadata": metadata}
         },
     }
+
+
+@pytest.mark.parametrize("header", ["A2A-Extensions", "a2a-extensions"])
+async def test_extensions_the_caller_asks_for_are_kept_beside_ours(
+    start_agent: StartAgent, span_exporter: RecordingSpanExporter, header: str
+) -> None:
+    """A caller's own ``A2A-Extensions`` header (header names are case-insensitive) is merged, not replaced."""
+    probe = start_agent("P", behaviour="probe")
+    async with httpx.AsyncClient(timeout=30) as http:
+        card = await A2ACardResolver(http, probe).get_agent_card()
+        client = ClientFactory(ClientConfig(streaming=False, httpx_client=http)).create(card)
+        context = ClientCallContext(service_parameters={header: "urn:example:mine"})
+        request = SendMessageRequest(message=new_text_message("who am I?", role=Role.ROLE_USER))
+        events = [e async for e in client.send_message(request, context=context)]
+        await client.close()
+    seen = json.loads(events[-1].message.parts[0].text)
+    assert seen["extensions"] == sorted(
+        ["urn:example:mine", semconv.TRACEABILITY_EXTENSION_URI, semconv.TIMESTAMP_EXTENSION_URI]
+    )
+    assert context.service_parameters == {header: "urn:example:mine"}  # the caller's context is left as it was
 
 
 async def test_tracestate_and_baggage_travel_with_the_call(
