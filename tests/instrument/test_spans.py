@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -270,6 +271,29 @@ async def test_streamed_call_span_lasts_until_the_last_event(
     assert call.duration_ms >= 300
     assert server.duration_ms >= 300
     assert call.attributes[semconv.A2A_RESPONSE_EVENTS] >= 3  # task, working, artifact, completed
+
+
+async def test_a_caller_that_stops_reading_early_ends_its_span_cleanly(
+    start_agent: StartAgent, span_exporter: RecordingSpanExporter
+) -> None:
+    """Breaking out of a stream and closing it ends the CLIENT span at once, without an error."""
+    url = start_agent("Slow", delay=0.5)
+    client = AgentClient(url, streaming=True)
+    inner = await client._get()
+    request = SendMessageRequest()
+    request.message.CopyFrom(_message("first event only"))
+    async with contextlib.aclosing(inner.send_message(request)) as stream:
+        async for _event in stream:
+            break
+    (call,) = await span_exporter.wait_for_async(lambda s: any(x.kind is SpanKind.CLIENT for x in s))
+    assert call.status_code is StatusCode.UNSET
+    assert semconv.ERROR_TYPE not in call.attributes
+    assert call.attributes[semconv.A2A_RESPONSE_EVENTS] == 1
+    assert call.duration_ms < 500  # it did not wait for the agent to finish
+    spans = await span_exporter.wait_for_async(lambda s: servers(s, 1))  # the agent finishes its work
+    served = next(s for s in spans if s.kind is SpanKind.SERVER)
+    assert served.parent_span_id == call.span_id
+    await client.close()
 
 
 async def test_server_span_covers_an_executor_that_outlives_the_request(
