@@ -23,6 +23,7 @@ from a2a.types import (
 )
 from opentelemetry import baggage, trace
 from opentelemetry import context as otel_context
+from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags, TraceState
 
 from agents.relay import AgentClient, RelayExecutor
@@ -271,6 +272,34 @@ async def test_streamed_call_span_lasts_until_the_last_event(
     assert call.duration_ms >= 300
     assert server.duration_ms >= 300
     assert call.attributes[semconv.A2A_RESPONSE_EVENTS] >= 3  # task, working, artifact, completed
+
+
+@pytest.mark.parametrize("streaming", [False, True], ids=["send", "stream"])
+async def test_the_callers_own_code_between_events_runs_in_its_own_context(
+    start_agent: StartAgent, tracer_provider: TracerProvider, span_exporter: RecordingSpanExporter, streaming: bool
+) -> None:
+    """The CLIENT span is current only while a2a-sdk works: the caller's loop body and what follows see theirs."""
+    url = start_agent("E")
+    client = AgentClient(url, streaming=streaming)
+    inner = await client._get()
+    tracer = tracer_provider.get_tracer("caller")
+    request = SendMessageRequest()
+    request.message.CopyFrom(_message("hi"))
+    with tracer.start_as_current_span("caller work") as mine:
+        async for _event in inner.send_message(request):
+            assert trace.get_current_span() is mine
+            with tracer.start_as_current_span("handle event"):
+                pass
+        assert trace.get_current_span() is mine
+    assert trace.get_current_span() is trace.INVALID_SPAN
+    await client.close()
+    spans = await span_exporter.wait_for_async(lambda s: servers(s, 1))
+    tree = SpanTree(spans)
+    work = tree.one(name="caller work")
+    call = tree.one(name="invoke_agent E", kind=SpanKind.CLIENT)
+    assert tree.parent(call) == work
+    handled = [s for s in spans if s.name == "handle event"]
+    assert handled and all(tree.parent(s) == work for s in handled)
 
 
 async def test_a_caller_that_stops_reading_early_ends_its_span_cleanly(
