@@ -236,7 +236,7 @@ async def test_context_from_metadata_alone_brings_tracestate_and_baggage(
     assert (server.trace_id, server.parent_span_id) == ("0af7651916cd43dd8448eb211c80319c", "00f067aa0ba902b7")
 
 
-@pytest.mark.parametrize("channel", ["metadata", "header", "both", "both-same"])
+@pytest.mark.parametrize("channel", ["metadata", "header", "both", "both-same", "metadata, stray headers"])
 async def test_server_takes_parent_from_header_else_metadata(
     start_agent: StartAgent, span_exporter: RecordingSpanExporter, channel: str
 ) -> None:
@@ -251,12 +251,15 @@ async def test_server_takes_parent_from_header_else_metadata(
         metadata["traceparent"] = from_metadata
     if channel == "both-same":
         headers["traceparent"] = metadata["traceparent"] = from_header
+    if channel == "metadata, stray headers":  # headers with no traceparent do not hide the metadata's
+        metadata["traceparent"] = from_metadata
+        headers.update(tracestate="vendor=v1", baggage="k=v")
     async with httpx.AsyncClient() as http:
         response = await http.post(url, json=_raw_send(metadata, headers), headers=headers)
     assert response.status_code == 200 and "result" in response.json()
     (server,) = await span_exporter.wait_for_async(1)
     assert server.trace_id == "0af7651916cd43dd8448eb211c80319c"
-    assert server.parent_span_id == ("00f067aa0ba902b7" if channel == "metadata" else "b7ad6b7169203331")
+    assert server.parent_span_id == ("00f067aa0ba902b7" if channel.startswith("metadata") else "b7ad6b7169203331")
 
 
 async def test_streamed_call_span_lasts_until_the_last_event(

@@ -21,7 +21,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 from opentelemetry.context import Context
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
-from opentelemetry.trace import SpanKind
+from opentelemetry.trace import SpanContext, SpanKind
 
 from coordbench import semconv
 from coordbench.instrument import _payload
@@ -96,7 +96,6 @@ def _state_of(call_context: Any) -> Mapping[str, Any] | None:
     return cast("Mapping[str, Any]", state) if type(state) is dict or isinstance(state, Mapping) else None
 
 
-_BAGGAGE = "baggage"
 _fields_cache: tuple[object, frozenset[str]] = (None, frozenset())
 
 
@@ -119,11 +118,10 @@ def _propagation_fields() -> frozenset[str]:
 def parent_context(params: Any, call_context: Any) -> Context | None:
     """The context a request carries (trace context and baggage): from the headers, else the message metadata.
 
-    The headers win when they hold trace context (any propagation field but ``baggage``). The
-    metadata entries that repeat the headers exactly (our client sends both) are then removed
-    from the request: they have done their job, and the agent, its task history and the
-    response carry exactly the message the caller wrote. Context that came in the metadata
-    alone stays in it.
+    The headers win when they carry a valid trace context. The metadata entries that repeat
+    the headers exactly (our client sends both) are then removed from the request: they have
+    done their job, and the agent, its task history and the response carry exactly the
+    message the caller wrote. Context that came in the metadata alone stays in it.
 
     When the current context already holds a span of the same trace (an ASGI or FastAPI
     server span that extracted the same header), that context is kept, so our span nests
@@ -133,30 +131,40 @@ def parent_context(params: Any, call_context: Any) -> Context | None:
         The context to parent the server span on, or ``None`` to use the current one.
     """
     fields = _propagation_fields()
-    carrier: dict[str, str] = {}
+    current = otel_context.get_current()
+    extracted: Context | None = None
     headers = _headers(call_context)
+    message = getattr(params, "message", None)
+    metadata = message.metadata if message is not None and message.metadata.fields else None
     if headers is not None:
         carrier = {k: str(headers[k]) for k in fields if k in headers}
-        if len(carrier) == 1 and _BAGGAGE in carrier:
-            carrier = {}  # baggage alone is not trace context: look in the metadata
-    message = getattr(params, "message", None)
-    metadata = message.metadata if message is not None else None
-    if metadata is not None and metadata.fields:
         if carrier:
-            _drop_repeated_context(metadata, carrier)
-        else:
-            for key in fields:
-                value = _payload.struct_get_str(metadata, key)
-                if value is not None:
-                    carrier[key] = value
-    if not carrier:
+            extracted = propagate.extract(carrier, context=current)
+            if _span_context(extracted).is_valid:
+                if metadata is not None:
+                    _drop_repeated_context(metadata, carrier)
+                metadata = None
+    if metadata is not None:
+        carrier: dict[str, str] = {}
+        for key in fields:
+            value = _payload.struct_get_str(metadata, key)
+            if value is not None:
+                carrier[key] = value
+        if carrier:
+            from_metadata = propagate.extract(carrier, context=current)
+            if extracted is None or _span_context(from_metadata).is_valid:
+                extracted = from_metadata
+    if extracted is None:
         return None
-    extracted = propagate.extract(carrier, context=otel_context.get_current())  # other context values stay
-    remote = trace.get_current_span(extracted).get_span_context()
-    current = trace.get_current_span().get_span_context()
-    if current.is_valid and remote.is_valid and current.trace_id == remote.trace_id:
+    remote = _span_context(extracted)
+    mine = trace.get_current_span(current).get_span_context()
+    if mine.is_valid and remote.is_valid and mine.trace_id == remote.trace_id:
         return None
     return extracted
+
+
+def _span_context(context: Context) -> SpanContext:
+    return trace.get_current_span(context).get_span_context()
 
 
 def _drop_repeated_context(metadata: Any, carrier: Mapping[str, str]) -> None:
