@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, TypeAlias, cast
 
-from coordbench import semconv
+from coordbench import jsontext, semconv
 from coordbench.errors import StepFormatError
 from coordbench.spans import AttributeValue, SpanData, SpanKind, StatusCode
 
@@ -199,7 +199,7 @@ def _response_trace_attribute(span: SpanData) -> ResponseTrace | None:
     if raw is None:
         return None
     try:
-        return response_trace_from_dict(json.loads(raw), path=semconv.A2A_RESPONSE_TRACE)
+        return response_trace_from_dict(jsontext.loads(raw), path=semconv.A2A_RESPONSE_TRACE)
     except (ValueError, StepFormatError):
         return None  # a malformed report from a callee is not the span's fault; the span still converts
 
@@ -231,7 +231,7 @@ def step_from_span(span: SpanData) -> Step:
         params: Mapping[str, Any] | None = None
         if raw_params is not None:
             try:
-                loaded = json.loads(raw_params)
+                loaded = jsontext.loads(raw_params)
             except ValueError:
                 loaded = None
             params = cast("dict[str, Any]", loaded) if isinstance(loaded, dict) else None

@@ -138,6 +138,23 @@ def test_evaluate_refuses_a_partly_invalid_export(tmp_path: Path) -> None:
     assert "1 spans rejected: invalid trace_id" in " ".join(result.stderr.split())
 
 
+def test_evaluate_takes_agent_names_with_half_an_emoji(tmp_path: Path) -> None:
+    """A name whose JSON escapes a lone surrogate used to crash the evaluation (UnicodeEncodeError)."""
+    from coordbench.otlp import export_request_json
+    from support.spans import call, serve, sid
+
+    host_call = call("host", "A@", span_id=sid(1))
+    spans = [host_call, serve("A@", parent=host_call.span_id, span_id=sid(2))]
+    text = json.dumps(export_request_json(spans)).replace("@", "\\udc00")  # as a JS exporter may write it
+    trace_file = tmp_path / "halves.json"
+    trace_file.write_text(text)
+    result = run("evaluate", str(trace_file))
+    assert result.returncode == 0, result.stderr
+    (evaluation,) = json.loads(result.stdout)
+    agents = {a["name"] for a in evaluation["results"]["graph"]["agents"]}
+    assert agents == {"host", "A\ufffd"}
+
+
 def test_help_lists_the_assessor_commands() -> None:
     help_text = run("--help").stdout
     for command in ("green", "assess", "evaluate", "receiver", "groundtruth"):

@@ -287,6 +287,25 @@ def test_a_malformed_attribute_rejects_its_span_not_the_export(backend: Backend)
     assert (stats["received"], stats["rejected"], stats["stored"]) == (len(sent), 1, len(sent) - 1)
 
 
+def test_lone_surrogates_in_json_become_replacement_characters(backend: Backend) -> None:
+    """JSON may escape half an emoji (a JS exporter truncating a value): the span is kept, the half is U+FFFD."""
+    doc = export_request_json(spans_body())
+    doc["resourceSpans"][0]["resource"]["attributes"] = [{"key": "service.name", "value": {"stringValue": "svc@"}}]
+    first = doc["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    first["name"] = "cut @"
+    first["attributes"] = [{"key": "note@", "value": {"stringValue": "half @ and whole \U0001f600"}}]
+    body = json.dumps(doc).replace("@", "\\ud83d").encode()  # the escape json.dumps would never write
+    assert b"\\ud83d" in body and b"\\ude00" in body
+    response = httpx.post(f"{backend.url}/v1/traces", content=body, headers=JSON)
+    assert (response.status_code, response.json()) == (200, {})
+    stored = {s["span_id"]: s for s in trace(backend, TRACE)["spans"]}  # type: ignore[union-attr]
+    kept = stored[first["spanId"]]
+    assert kept["name"] == "cut \ufffd"
+    assert kept["resource"]["service.name"] == "svc\ufffd"
+    assert kept["attributes"] == {"note\ufffd": "half \ufffd and whole \U0001f600"}
+    assert backend.stats()["stored"] == len(stored)
+
+
 def test_a_decoder_bug_is_a_500_with_a_status_and_stores_nothing(
     backend: Backend, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from coordbench import jsontext
 from coordbench.a2a import AgentCallError, Messenger
 from coordbench.green import GreenSettings, RequestError, create_green_app
 from coordbench.green.request import validate_request
@@ -35,7 +36,7 @@ def _config(path: Path | None) -> dict[str, Any]:
     if path is None:
         return {}
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = jsontext.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise typer.BadParameter(f"cannot read {path}: {exc.strerror}", param_hint="--config") from exc
     except ValueError as exc:

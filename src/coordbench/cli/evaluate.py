@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -12,6 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from coordbench import jsontext
 from coordbench.errors import ConfigurationError
 from coordbench.evals import EvalConfig
 from coordbench.graph.metrics import canonical_json
@@ -32,14 +32,14 @@ def _fetch(receiver: str, trace_id: str, token: str | None) -> list[SpanData]:
     if response.status_code != 200:
         detail = response.json().get("detail", response.text) if response.content else response.reason_phrase
         raise TraceFileError(f"{url} answered {response.status_code}: {detail}")
-    return [span_from_dict(s) for s in response.json()["spans"]]
+    return [span_from_dict(s) for s in jsontext.loads(response.content)["spans"]]
 
 
 def _config(path: Path | None) -> tuple[EvalConfig, list[Any]]:
     if path is None:
         return EvalConfig(), []
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = jsontext.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise TraceFileError(f"cannot read the config {path}: {exc}") from exc
     request = validate_request({"participants": {"_": "http://unused/"}, "config": document})

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, cast
 
-from coordbench import semconv
+from coordbench import jsontext, semconv
 from coordbench.spans import SpanData, StatusCode
 from coordbench.spantree import SpanTree
 
@@ -60,7 +59,7 @@ def message_text(value: object) -> str | None:
     if not isinstance(value, str) or not value:
         return None
     try:
-        messages = json.loads(value)
+        messages = jsontext.loads(value)
     except ValueError:
         return value
     texts: list[str] = []

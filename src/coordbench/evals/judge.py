@@ -10,12 +10,12 @@ judge answers instead, the result says ``judge="rules"`` and why, and a warning 
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from coordbench import jsontext
 from coordbench.evals.base import TIER_ANALYSIS, EvalContext, Evaluator
 from coordbench.evals.graph import graph_score
 from coordbench.evals.judge_prompt import JUDGMENT_SCHEMA, build_prompt, find_injections
@@ -199,7 +199,7 @@ async def _ask_llm(ctx: EvalContext, messages: list[dict[str, str]]) -> _Wire:
     if choice.finish_reason == "length":
         raise JudgeUnavailableError(f"the answer was cut at {config.max_output_tokens} tokens")
     try:
-        data = json.loads(content)
+        data = jsontext.loads(content)
     except ValueError as exc:
         raise JudgeUnavailableError(f"the answer is not JSON: {exc}") from exc
     try:

@@ -9,12 +9,11 @@ The same spans and configuration give byte-identical output.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from coordbench import semconv
+from coordbench import jsontext, semconv
 from coordbench.evals import EvalConfig, EvalContext, EvalPipeline, EvalScenario, ScenarioEvaluation, TeamOutcome
 from coordbench.evals.calls import message_text
 from coordbench.green.assessment import SCENARIO_ATTRIBUTE
@@ -48,7 +47,7 @@ def load_spans(path: Path) -> list[SpanData]:
         except OtlpDecodeError as exc:
             raise TraceFileError(f"{path}: not JSON, and not OTLP protobuf either ({exc})") from exc
     try:
-        document: Any = json.loads(body)
+        document: Any = jsontext.loads(body)
     except ValueError as exc:
         raise TraceFileError(f"{path}: invalid JSON: {exc}") from exc
     if isinstance(document, dict) and "resourceSpans" in document:

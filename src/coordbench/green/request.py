@@ -15,6 +15,7 @@ from a2a.types import Message
 from google.protobuf.json_format import MessageToDict
 from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from coordbench import jsontext
 from coordbench.datafiles import data_file
 from coordbench.errors import CoordbenchError
 from coordbench.evals import EvalConfig, EvalScenario, JudgeConfig
@@ -288,7 +289,7 @@ def parse_request(message: Message | None) -> AssessmentRequest:
                 'the message has no text or data part; send {"participants": {role: url}, "config": {...}}'
             )
         try:
-            document = json.loads(text)
+            document = jsontext.loads(text)
         except ValueError as exc:
             preview = text if len(text) <= 60 else text[:57] + "..."
             raise RequestError(

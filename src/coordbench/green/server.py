@@ -27,7 +27,7 @@ from fastapi import FastAPI, HTTPException, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import Field
 
-from coordbench import __version__, semconv
+from coordbench import __version__, jsontext, semconv
 from coordbench.a2a import a2a_routes, build_agent_card
 from coordbench.backend import BearerAuthMiddleware, build_store, mount_backend, serve_store
 from coordbench.errors import StepFormatError
@@ -185,7 +185,7 @@ async def _report_steps(request: Request, store: TraceStore, settings: Settings)
     if len(body) > settings.max_body_bytes:
         raise HTTPException(413, f"body over {settings.max_body_bytes} bytes")
     try:
-        document: Any = json.loads(body)
+        document: Any = jsontext.loads(body)
     except ValueError as exc:
         raise HTTPException(400, f"body is not JSON: {exc}") from exc
     agent: str | None = None

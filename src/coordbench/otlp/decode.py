@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import logging
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -31,6 +30,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, InstrumentationSc
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
+from coordbench import jsontext
 from coordbench.errors import CoordbenchError
 from coordbench.otlp import native
 from coordbench.otlp.wire import WireError, span_slices
@@ -474,7 +474,7 @@ def decode_json(body: bytes) -> DecodeResult:
         OtlpDecodeError: If the body is not JSON or not shaped like an export request.
     """
     try:
-        document = json.loads(body)
+        document = jsontext.loads(body)
     except (ValueError, UnicodeDecodeError) as exc:
         raise OtlpDecodeError(f"cannot decode ExportTraceServiceRequest (JSON): {exc}") from exc
     except RecursionError:

@@ -1,0 +1,90 @@
+r"""JSON from outside, as valid Unicode.
+
+JSON text may escape a lone UTF-16 surrogate (``"\ud83d"`` with no partner), and
+``json.loads`` then returns a ``str`` that cannot be encoded as UTF-8: the first serializer
+to meet it (pydantic, a UTF-8 file, an HTTP response) raises ``UnicodeEncodeError``. Such
+escapes are real: a JavaScript exporter that truncates an attribute between the two halves
+of an emoji writes one (``JSON.stringify`` escapes lone surrogates). :func:`loads` replaces
+each lone surrogate with U+FFFD, the replacement character, as Go's ``encoding/json`` does,
+so the span keeps everything else it says.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, cast
+
+__all__ = ["REPLACEMENT", "loads"]
+
+REPLACEMENT = "\ufffd"
+"""What a lone surrogate becomes."""
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_STR_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def loads(data: bytes | str) -> Any:
+    r"""``json.loads``, with every lone surrogate in strings and keys replaced by U+FFFD.
+
+    Valid surrogate pairs (``"\ud83d\ude00"``) are one character after decoding and stay
+    as they are. Only documents whose text escapes a surrogate are walked, so ordinary
+    input costs a search for a backslash.
+
+    Args:
+        data: JSON text, as bytes (UTF-8, -16 or -32, as ``json.loads`` accepts) or ``str``.
+
+    Returns:
+        The decoded document.
+
+    Raises:
+        ValueError: If ``data`` is not JSON (``json.JSONDecodeError``) or not decodable text
+            (``UnicodeDecodeError``).
+        RecursionError: If the document is nested too deeply for ``json.loads``.
+
+    Example:
+        >>> loads(b'{"name": "cut \\ud83d", "ok": "\\ud83d\\ude00"}')
+        {'name': 'cut �', 'ok': '😀'}
+    """
+    document = json.loads(data)
+    if isinstance(data, str):
+        suspect = _LONE_SURROGATE.search(data) is not None or (
+            "\\" in data and _STR_SURROGATE_ESCAPE.search(data) is not None
+        )
+    else:
+        suspect = b"\\" in data and _SURROGATE_ESCAPE.search(data) is not None  # memchr first: no backslash, no escape
+    return _mend(document) if suspect else document
+
+
+def _mended(text: str) -> str:
+    return _LONE_SURROGATE.sub(REPLACEMENT, text)
+
+
+def _mend(document: Any) -> Any:
+    """Replace lone surrogates everywhere in ``document`` (in place for containers; no recursion)."""
+    if isinstance(document, str):
+        return _mended(document)
+    stack: list[Any] = [document]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            items = cast("list[Any]", node)
+            for i, value in enumerate(items):
+                if isinstance(value, str):
+                    items[i] = _mended(value)
+                elif isinstance(value, list | dict):
+                    stack.append(value)
+        elif isinstance(node, dict):
+            mapping = cast("dict[str, Any]", node)
+            for key in list(mapping):
+                value = mapping[key]
+                if isinstance(value, str):
+                    value = _mended(value)
+                elif isinstance(value, list | dict):
+                    stack.append(value)
+                new_key = _mended(key)
+                if new_key != key:
+                    del mapping[key]
+                mapping[new_key] = value
+    return document

@@ -1,0 +1,42 @@
+"""``coordbench.jsontext.loads``: JSON from outside comes out as valid Unicode."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from coordbench.jsontext import REPLACEMENT, loads
+
+
+@pytest.mark.parametrize("kind", [bytes, str])
+def test_lone_surrogates_become_the_replacement_character_everywhere(kind: type) -> None:
+    text = r'{"name": "cut \ud83d", "low\udc00": ["a\uDFFFb", {"deep": "\ud800\ud800"}], "pair": "\ud83d\ude00"}'
+    document = loads(text.encode() if kind is bytes else text)
+    assert document == {
+        "name": f"cut {REPLACEMENT}",
+        f"low{REPLACEMENT}": [f"a{REPLACEMENT}b", {"deep": REPLACEMENT * 2}],
+        "pair": "\U0001f600",  # a valid pair is one character and stays
+    }
+    json.dumps(document, ensure_ascii=False).encode()  # encodable as UTF-8 now
+
+
+def test_a_document_that_is_only_a_string_or_deeply_nested() -> None:
+    assert loads(rb'"\udfff"') == REPLACEMENT
+    depth = 900  # about as deep as json.loads goes (it stops at the recursion limit)
+    nested = loads((r"[" * depth + r'"\ud800"' + r"]" * depth).encode())
+    for _ in range(depth):
+        (nested,) = nested
+    assert nested == REPLACEMENT
+
+
+def test_ordinary_documents_are_what_json_loads_returns() -> None:
+    for text in (b'{"a": [1, 2.5, null, true, "\\u00e9t\\u00e9"]}', "[]", b'"\\ud83d\\ude00"'):
+        assert loads(text) == json.loads(text)
+
+
+def test_not_json_raises_value_error() -> None:
+    with pytest.raises(ValueError, match="Expecting property name"):
+        loads(b"{not json")
+    with pytest.raises(ValueError):  # UnicodeDecodeError is a ValueError too
+        loads(b'"\xff\xfe\xfd')
