@@ -9,6 +9,7 @@ from coordbench.spans import SpanData, SpanKind
 from coordbench.spantree import SpanTree
 
 T = "0af7651916cd43dd8448eb211c80319c"
+INVOKE = semconv.OPERATION_INVOKE_AGENT
 
 
 def span(
@@ -142,3 +143,30 @@ def test_deep_chains_do_not_recurse() -> None:
     tree = SpanTree(spans)
     assert tree.agent_of(spans[-1]) == "s"
     assert len(tree.call_chains()) == 1
+
+
+def test_parent_cycles_are_cut_so_every_walk_ends() -> None:
+    """Spans whose parents loop back (a span its own parent; two spans each other's) from bad input.
+
+    Each cycle is cut at its earliest span, which becomes an orphan with the rest of the
+    cycle below it: nothing is lost, and walking up or down always ends.
+    """
+    spans = [
+        span("a" * 16, None, "root", start=1, service="svc"),
+        span("b" * 16, "b" * 16, "self", start=2, service="svc"),
+        span("c" * 16, "d" * 16, "loop c", SpanKind.CLIENT, start=3, service="svc"),
+        span("d" * 16, "c" * 16, "loop d", start=4, service="svc"),
+        span("e" * 16, "c" * 16, "under c", SpanKind.CLIENT, start=5, service="svc", agent="E", operation=INVOKE),
+    ]
+    tree = SpanTree(spans)
+    by_name = {s.name: s for s in spans}
+    assert [s.name for s in tree.roots] == ["root"]
+    assert [s.name for s in tree.orphans] == ["self", "loop c"]  # c started before d: the cut is above c
+    assert tree.parent(by_name["self"]) is None and tree.children(by_name["self"]) == []
+    assert tree.parent(by_name["loop d"]) == by_name["loop c"]
+    assert [s.name for s in tree.children(by_name["loop c"])] == ["loop d", "under c"]
+    assert [s.name for s in tree.ancestors(by_name["under c"])] == ["loop c"]
+    assert sorted(s.name for _depth, s in tree.walk()) == sorted(by_name)
+    assert {tree.agent_of(s) for s in spans} == {"svc"}
+    assert [(c.caller, c.callee) for c in tree.calls()] == [("svc", "E")]
+    assert tree.call_chains() == [("svc", "E")]

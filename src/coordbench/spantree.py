@@ -41,6 +41,36 @@ def _start(span: SpanData) -> tuple[int, str]:
     return span.start_time_unix_nano, span.span_id
 
 
+def _cycle_cuts(by_id: dict[str, SpanData]) -> frozenset[str]:
+    """Spans whose parent link closes a cycle: one per cycle, its earliest span.
+
+    Parents normally form a forest; bad input (a span its own parent, two spans each
+    other's) makes a loop that no walk up or down would leave. Each span's parents are
+    followed until a span an earlier walk settled, so every span is visited once; meeting a
+    span of the current walk again means a loop.
+    """
+    walk_of: dict[str, int] = {}
+    cuts: set[str] = set()
+    for walk, node in enumerate(by_id):
+        while True:
+            seen = walk_of.get(node)
+            if seen is not None:
+                if seen == walk:
+                    loop = [node]
+                    member = by_id[node].parent_span_id
+                    while member is not None and member != node:
+                        loop.append(member)
+                        member = by_id[member].parent_span_id
+                    cuts.add(min(loop, key=lambda i: _start(by_id[i])))
+                break
+            walk_of[node] = walk
+            parent = by_id[node].parent_span_id
+            if parent is None or parent not in by_id:
+                break
+            node = parent
+    return frozenset(cuts)
+
+
 def _process_key(span: SpanData) -> tuple[tuple[str, str], ...]:
     """A hashable stand-in for the span's resource (its process)."""
     return tuple(sorted((key, repr(value)) for key, value in span.resource.items()))
@@ -73,6 +103,7 @@ class SpanTree:
         for span in spans:
             by_id.setdefault(span.span_id, span)
         self._by_id = by_id
+        self._cut = _cycle_cuts(by_id)
         children: dict[str, list[SpanData]] = {}
         roots: list[SpanData] = []
         orphans: list[SpanData] = []
@@ -80,7 +111,7 @@ class SpanTree:
             parent = span.parent_span_id
             if parent is None:
                 roots.append(span)
-            elif parent in by_id:
+            elif parent in by_id and span.span_id not in self._cut:
                 children.setdefault(parent, []).append(span)
             else:
                 orphans.append(span)
@@ -91,7 +122,8 @@ class SpanTree:
         self.roots: list[SpanData] = sorted(roots, key=_start)
         """Spans without a parent."""
         self.orphans: list[SpanData] = sorted(orphans, key=_start)
-        """Spans whose parent id was never seen (lost or not yet arrived)."""
+        """Spans whose parent id was never seen (lost or not yet arrived), and the earliest span
+        of each parent cycle (bad input), whose parent link is cut so that walks end."""
         self._agents: dict[str, str | None] = {}
         self._process_agents: dict[tuple[tuple[str, str], ...], set[str]] | None = None
 
@@ -127,7 +159,9 @@ class SpanTree:
 
     def parent(self, span: SpanData) -> SpanData | None:
         """The parent of ``span``, if it is in the tree."""
-        return None if span.parent_span_id is None else self._by_id.get(span.parent_span_id)
+        if span.parent_span_id is None or span.span_id in self._cut:
+            return None
+        return self._by_id.get(span.parent_span_id)
 
     def ancestors(self, span: SpanData) -> Iterator[SpanData]:
         """Parent, grandparent... up to the root (or the orphan's top)."""

@@ -155,6 +155,28 @@ def test_evaluate_takes_agent_names_with_half_an_emoji(tmp_path: Path) -> None:
     assert agents == {"host", "A\ufffd"}
 
 
+def test_evaluate_ends_on_spans_whose_parents_loop(tmp_path: Path) -> None:
+    """A step reported as its own parent, and two spans each other's, used to hang the evaluation."""
+    from coordbench.otlp import export_request_json
+    from support.spans import call, serve, sid, span
+
+    host_call = call("host", "A", span_id=sid(1))
+    spans = [
+        host_call,
+        serve("A", parent=host_call.span_id, span_id=sid(2)),
+        span("own parent", span_id=sid(3), parent=sid(3), service="A"),
+        call("A", "B", parent=sid(5), span_id=sid(4)),
+        span("loop", span_id=sid(5), parent=sid(4), service="A"),
+    ]
+    trace_file = tmp_path / "loops.json"
+    trace_file.write_text(json.dumps(export_request_json(spans)))
+    result = run("evaluate", str(trace_file), timeout=60)
+    assert result.returncode == 0, result.stderr
+    (evaluation,) = json.loads(result.stdout)
+    calls = {(e["caller"], e["callee"]) for e in evaluation["results"]["graph"]["edges"]}
+    assert calls == {("host", "A"), ("A", "B")}  # the call inside the loop still counts
+
+
 def test_help_lists_the_assessor_commands() -> None:
     help_text = run("--help").stdout
     for command in ("green", "assess", "evaluate", "receiver", "groundtruth"):

@@ -171,6 +171,20 @@ async def test_wait_complete_within_a_subtree() -> None:
     assert (missing.spans, missing.completeness.complete) == ([], False)
 
 
+async def test_a_parent_cycle_in_the_trace_does_not_hang_a_scoped_wait() -> None:
+    """Spans that are each other's parents (bad input) hang from nothing: they are outside every subtree."""
+    store = TraceStore()
+    scenario = span("scenario", span_id=sid(2), parent=sid(1), service="host")
+    asked = call("host", "B", parent=sid(2), span_id=sid(3))
+    answered = serve("B", parent=sid(3), span_id=sid(4))
+    own_parent = span("own parent", span_id=sid(5), parent=sid(5), service="B")
+    loop = [span("loop a", span_id=sid(6), parent=sid(7), service="B"), span("loop b", span_id=sid(7), parent=sid(6))]
+    await store.add(encoded(scenario, asked, answered, own_parent, *loop))
+    snapshot = await asyncio.wait_for(store.wait_complete(TRACE, quiet=0.01, timeout=5, within=sid(2)), 10)
+    assert snapshot.completeness.complete and not snapshot.completeness.timed_out
+    assert sorted(s.span_id for s in snapshot.spans) == [sid(2), sid(3), sid(4)]
+
+
 async def test_wait_complete_for_a_trace_that_arrives_later() -> None:
     store = TraceStore()
 

@@ -122,7 +122,8 @@ def subtree_of(
     Loose spans hang (directly or through other spans) from a parent that has not arrived,
     so where they belong is not known yet: a subtree is complete only without any. Spans
     hanging from one of ``open_spans`` (known to be still running, so not sent yet) and from
-    ``root``'s own parent are not loose: they are known to be elsewhere.
+    ``root``'s own parent are not loose: they are known to be elsewhere. Spans whose parents
+    loop back to themselves (bad input) hang from nothing and are in neither list.
 
     Returns:
         ``(subtree, loose)``, each in the order of ``spans``.
@@ -136,6 +137,7 @@ def subtree_of(
 
     def classify(span: SpanData) -> str:
         path: list[str] = []
+        on_path: set[str] = set()
         current: SpanData | None = span
         result = "out"
         while current is not None:
@@ -143,6 +145,9 @@ def subtree_of(
             if known is not None:
                 result = known
                 break
+            if current.span_id in on_path:
+                break  # a parent cycle (bad input): it hangs from nothing, so it is outside
+            on_path.add(current.span_id)
             path.append(current.span_id)
             if current.span_id == root:
                 result = "in"
