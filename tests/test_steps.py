@@ -10,6 +10,7 @@ from coordbench import semconv
 from coordbench.errors import StepFormatError
 from coordbench.spans import SpanData, SpanKind, StatusCode
 from coordbench.steps import (
+    MAX_TRACE_NESTING,
     AgentInvocation,
     CallType,
     ResponseTrace,
@@ -258,6 +259,25 @@ def test_non_w3c_step_ids_map_to_stable_span_ids_and_back() -> None:
         ({"step_id": "s", "trace_id": "t", "call_type": "TOOL", "latency": "fast"}, "step.latency: expected a number"),
         ({"step_id": "s", "trace_id": "t", "call_type": "TOOL", "total_tokens": 1.5}, "step.total_tokens: expected an"),
         (
+            {"step_id": "s", "trace_id": "t", "call_type": "TOOL", "latency": float("-inf")},
+            "step.latency: expected a finite number, got -inf",
+        ),
+        ({"step_id": "s", "trace_id": "t", "call_type": "TOOL", "latency": "NaN"}, "step.latency: expected a finite"),
+        ({"step_id": "s", "trace_id": "t", "call_type": "TOOL", "cost": float("nan")}, "step.cost: expected a finite"),
+        ({"step_id": "s", "trace_id": "t", "call_type": "TOOL", "latency": -1}, "step.latency: expected a number >= 0"),
+        (
+            {"step_id": "s", "trace_id": "t", "call_type": "TOOL", "latency": 1e303},
+            "step.latency: expected a number <=",
+        ),
+        (
+            {"step_id": "s", "trace_id": "t", "call_type": "TOOL", "total_tokens": -5},
+            "step.total_tokens: expected an integer >= 0, got -5",
+        ),
+        (
+            {"step_id": "s", "trace_id": "t", "call_type": "TOOL", "total_tokens": 10**30},
+            "step.total_tokens: out of the 64-bit integer range",
+        ),
+        (
             {"step_id": "s", "trace_id": "t", "call_type": "TOOL", "start_time": "yesterday"},
             "step.start_time: not an RFC",
         ),
@@ -271,6 +291,28 @@ def test_non_w3c_step_ids_map_to_stable_span_ids_and_back() -> None:
 def test_bad_step_documents_name_the_field(document: object, message: str) -> None:
     with pytest.raises(StepFormatError, match="^" + message.replace("(", r"\(").replace(".", r"\.")):
         step_from_dict(document)
+
+
+def test_response_traces_nested_too_deep_are_refused_not_a_stack_overflow() -> None:
+    def nested(levels: int) -> dict[str, object]:
+        step: dict[str, object] = {"step_id": "leaf", "trace_id": "t", "call_type": "TOOL"}
+        for _ in range(levels):
+            trace = {"trace_id": "t", "steps": [step]}
+            step = {"step_id": "s", "trace_id": "t", "call_type": "AGENT", "step_action": {"agent_invocation": {}}}
+            step["step_action"]["agent_invocation"]["response_trace"] = trace  # type: ignore[index]
+        return step
+
+    assert step_from_dict(nested(MAX_TRACE_NESTING)).call_type is CallType.AGENT
+    with pytest.raises(StepFormatError, match=f"traces nested more than {MAX_TRACE_NESTING} deep"):
+        step_from_dict(nested(MAX_TRACE_NESTING + 1))
+    with pytest.raises(StepFormatError, match="nested more than"):
+        step_from_dict(nested(900))  # deeper than the interpreter's recursion limit would allow
+
+
+def test_large_integers_keep_every_digit() -> None:
+    base = {"step_id": "s", "trace_id": "t", "call_type": "TOOL"}
+    for written in (2**62 + 1, str(2**62 + 1)):  # proto3 JSON writes 64-bit integers as strings
+        assert step_from_dict({**base, "total_tokens": written}).total_tokens == 2**62 + 1
 
 
 def test_bad_response_trace_names_the_step() -> None:

@@ -39,15 +39,18 @@ def loads(data: bytes | str) -> Any:
         The decoded document.
 
     Raises:
-        ValueError: If ``data`` is not JSON (``json.JSONDecodeError``) or not decodable text
-            (``UnicodeDecodeError``).
-        RecursionError: If the document is nested too deeply for ``json.loads``.
+        ValueError: If ``data`` is not JSON (``json.JSONDecodeError``), not decodable text
+            (``UnicodeDecodeError``), or nested too deeply to decode (``json.loads`` raises
+            ``RecursionError`` for that; callers catching ``ValueError`` answer it too).
 
     Example:
         >>> loads(b'{"name": "cut \\ud83d", "ok": "\\ud83d\\ude00"}')
         {'name': 'cut �', 'ok': '😀'}
     """
-    document = json.loads(data)
+    try:
+        document = json.loads(data)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
     if isinstance(data, str):
         suspect = _LONE_SURROGATE.search(data) is not None or (
             "\\" in data and _STR_SURROGATE_ESCAPE.search(data) is not None

@@ -16,8 +16,10 @@ JSON spelling (``stepId``...) and the flattened shape of the extension's Python 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,6 +32,7 @@ from coordbench.errors import StepFormatError
 from coordbench.spans import AttributeValue, SpanData, SpanKind, StatusCode
 
 __all__ = [
+    "MAX_TRACE_NESTING",
     "AgentInvocation",
     "CallType",
     "ResponseTrace",
@@ -467,6 +470,11 @@ def response_trace_to_dict(trace: ResponseTrace) -> dict[str, Any]:
     return {"trace_id": trace.trace_id, "steps": [step_to_dict(s) for s in trace.steps]}
 
 
+_DECIMAL = re.compile(r"[+-]?[0-9]+")
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_MAX_LATENCY_MS = (2**64 - 1) / 1e6  # a span's times are unsigned 64-bit nanoseconds
+
+
 class _Reader:
     """Reads one JSON object, accepting snake_case and lowerCamelCase keys, reporting paths."""
 
@@ -492,26 +500,46 @@ class _Reader:
             raise StepFormatError(f"{self.path}.{key}: expected a string, got {type(value).__name__}")
         return value
 
-    def number(self, key: str) -> float | None:
+    def number(self, key: str, *, minimum: float | None = None, maximum: float | None = None) -> float | None:
+        """A finite number (JSON number or numeric string), within ``minimum`` and ``maximum`` if given."""
         value = self.get(key)
         if value is None:
             return None
+        number: float | None = None
         if isinstance(value, str):
-            try:
-                return float(value)
-            except ValueError:
-                pass
+            with contextlib.suppress(ValueError):
+                number = float(value)
         elif isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
-        raise StepFormatError(f"{self.path}.{key}: expected a number, got {value!r}")
+            number = float(value)
+        if number is None:
+            raise StepFormatError(f"{self.path}.{key}: expected a number, got {value!r}")
+        if not math.isfinite(number):  # NaN and infinities parse, but no cost or duration is one
+            raise StepFormatError(f"{self.path}.{key}: expected a finite number, got {value!r}")
+        if minimum is not None and number < minimum:
+            raise StepFormatError(f"{self.path}.{key}: expected a number >= {minimum:g}, got {value!r}")
+        if maximum is not None and number > maximum:
+            raise StepFormatError(f"{self.path}.{key}: expected a number <= {maximum:g}, got {value!r}")
+        return number
 
-    def integer(self, key: str) -> int | None:
-        value = self.number(key)
+    def integer(self, key: str, *, minimum: int | None = None) -> int | None:
+        """A 64-bit integer (JSON number, or a decimal string as proto3 JSON writes int64), exactly."""
+        value = self.get(key)
         if value is None:
             return None
-        if not value.is_integer():
-            raise StepFormatError(f"{self.path}.{key}: expected an integer, got {value!r}")
-        return int(value)
+        if isinstance(value, int) and not isinstance(value, bool):
+            integer = value
+        elif isinstance(value, str) and _DECIMAL.fullmatch(value):
+            integer = int(value)
+        else:
+            number = self.number(key)
+            if number is None or not number.is_integer():
+                raise StepFormatError(f"{self.path}.{key}: expected an integer, got {value!r}")
+            integer = int(number)
+        if not _INT64_MIN <= integer <= _INT64_MAX:
+            raise StepFormatError(f"{self.path}.{key}: out of the 64-bit integer range, got {value!r}")
+        if minimum is not None and integer < minimum:
+            raise StepFormatError(f"{self.path}.{key}: expected an integer >= {minimum}, got {value!r}")
+        return integer
 
     def mapping(self, key: str) -> Mapping[str, Any] | None:
         value = self.get(key)
@@ -613,17 +641,24 @@ def step_from_dict(data: object, *, path: str = "step") -> Step:
         name=name,
         start_time_unix_nano=r.timestamp("start_time"),
         end_time_unix_nano=r.timestamp("end_time"),
-        latency=r.number("latency"),
+        latency=r.number("latency", minimum=0, maximum=_MAX_LATENCY_MS),
         error=error or None,
         cost=r.number("cost"),
-        total_tokens=r.integer("total_tokens"),
+        total_tokens=r.integer("total_tokens", minimum=0),
         step_action=action,
         additional_attributes=additional,
     )
 
 
+MAX_TRACE_NESTING = 64
+"""Most response traces nested in one another that a Step document may hold (agent chains that deep are
+unheard of; the bound keeps a hostile document from exhausting the stack)."""
+
+
 def _agent_invocation(r: _Reader) -> AgentInvocation:
     raw_trace = r.get("response_trace")
+    if raw_trace is not None and r.path.count(".response_trace") >= MAX_TRACE_NESTING:
+        raise StepFormatError(f"{r.path}.response_trace: traces nested more than {MAX_TRACE_NESTING} deep")
     return AgentInvocation(
         agent_url=r.string("agent_url"),
         agent_name=r.string("agent_name"),

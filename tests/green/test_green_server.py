@@ -166,6 +166,26 @@ async def test_step_reports_peers_and_token(start_green: StartGreen) -> None:
         assert (
             await http.post(f"{base}/traces", content=b"{", headers={**auth, "content-type": "application/json"})
         ).status_code == 400
+        # each of these was a 500 (OverflowError, RecursionError) or stored a NaN cost
+        as_json = {**auth, "content-type": "application/json"}
+        for body, detail in (
+            (b'{"steps": [{"step_id": "x", "trace_id": "t", "call_type": "TOOL", "latency": -Infinity}]}', "finite"),
+            (b'{"steps": [{"step_id": "x", "trace_id": "t", "call_type": "TOOL", "cost": NaN}]}', "finite"),
+            (b"[" * 100_000 + b"]" * 100_000, "body is not JSON: nested too deeply"),
+        ):
+            answer = await http.post(f"{base}/traces", content=body, headers=as_json)
+            assert (answer.status_code, detail in answer.json()["detail"]) == (400, True), answer.text
+        deep: dict[str, object] = {"step_id": "leaf", "trace_id": "t", "call_type": "TOOL"}
+        for _ in range(150):  # more than MAX_TRACE_NESTING; at 250 the server ran out of stack (a 500)
+            invocation = {"agent_name": "B", "response_trace": {"trace_id": "t", "steps": [deep]}}
+            deep = {
+                "step_id": "s",
+                "trace_id": "t",
+                "call_type": "AGENT",
+                "step_action": {"agent_invocation": invocation},
+            }
+        answer = await http.post(f"{base}/traces", content=json.dumps({"steps": [deep]}), headers=as_json)
+        assert answer.status_code == 400 and "traces nested more than" in answer.json()["detail"]
         assert (
             await http.post(f"{base}/traces", content=b"x", headers={**auth, "content-type": "text/plain"})
         ).status_code == 415

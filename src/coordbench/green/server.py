@@ -216,7 +216,7 @@ async def _report_steps(request: Request, store: TraceStore, settings: Settings)
         encoded = [encoded_span(span_from_step(step, resource=resource)) for step in steps]
     except StepFormatError as exc:
         raise HTTPException(400, exc.message) from exc
-    except ValueError as exc:
+    except (ValueError, OverflowError) as exc:
         raise HTTPException(400, str(exc)) from exc
     try:
         result = await store.add(encoded)

@@ -477,8 +477,6 @@ def decode_json(body: bytes) -> DecodeResult:
         document = jsontext.loads(body)
     except (ValueError, UnicodeDecodeError) as exc:
         raise OtlpDecodeError(f"cannot decode ExportTraceServiceRequest (JSON): {exc}") from exc
-    except RecursionError:
-        raise OtlpDecodeError("cannot decode ExportTraceServiceRequest (JSON): nested too deeply") from None
     if not isinstance(document, Mapping):
         raise OtlpDecodeError("cannot decode ExportTraceServiceRequest (JSON): the body must be an object")
     result = DecodeResult()
