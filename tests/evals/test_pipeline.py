@@ -150,8 +150,19 @@ def test_combine_renormalises_over_evaluators_with_a_score() -> None:
     assert sorted(score.components) == ["graph", "llm_judge"]
     assert sum(score.weights.values()) == pytest.approx(1.0)
     assert combine({}, DEFAULT_WEIGHTS).overall == 0.0
-    with pytest.raises(ValueError, match="weight of 'graph' must be a number >= 0"):
+    with pytest.raises(ValueError, match="weight of 'graph' must be a finite number >= 0"):
         EvalConfig(weights={"graph": -1})
+    with pytest.raises(ValueError, match="weight of 'graph' must be a finite number >= 0, got inf"):
+        EvalConfig(weights={"graph": float("inf")})
+
+
+def test_weights_near_the_float_maximum_give_the_same_score_as_small_ones() -> None:
+    """Their sum overflowed to infinity, every weight normalised to 0, and the overall score to 0."""
+    scores = {"graph": 0.4, "llm_judge": 0.625}
+    small = combine(scores, {"graph": 1.0, "llm_judge": 1.0})
+    huge = combine(scores, {"graph": 1e308, "llm_judge": 1e308})
+    assert huge.overall == pytest.approx(small.overall) == pytest.approx(0.5125)
+    assert huge.weights == pytest.approx({"graph": 0.5, "llm_judge": 0.5})
 
 
 async def test_same_spans_give_byte_identical_results() -> None:

@@ -177,6 +177,17 @@ def test_evaluate_ends_on_spans_whose_parents_loop(tmp_path: Path) -> None:
     assert calls == {("host", "A"), ("A", "B")}  # the call inside the loop still counts
 
 
+def test_evaluate_refuses_a_config_with_a_bad_weight(tmp_path: Path) -> None:
+    """It used to exit 1 with pydantic's report once the spans were loaded; now 2, with the field."""
+    config = tmp_path / "config.json"
+    config.write_text('{"weights": {"graph": -1}}')
+    trace_file = tmp_path / "unused.json"
+    trace_file.write_text('{"spans": []}')
+    result = run("evaluate", str(trace_file), "--config", str(config))
+    assert result.returncode == 2
+    assert "config.weights: weight of 'graph' must be a finite number >= 0, got -1.0" in " ".join(result.stderr.split())
+
+
 def test_help_lists_the_assessor_commands() -> None:
     help_text = run("--help").stdout
     for command in ("green", "assess", "evaluate", "receiver", "groundtruth"):

@@ -52,6 +52,13 @@ BAD = [
     ('{"participants": {"agent": "http://a/"}, "config": {"scenarios": '
      '[{"id": "x", "task": "t"}, {"id": "x", "task": "u"}]}}',
      "scenario ids must be unique; repeated: x"),
+    # weights used to pass here and fail the assessment once it had started (or make the score NaN)
+    ('{"participants": {"agent": "http://a/"}, "config": {"weights": {"graph": -1}}}',
+     "config.weights: weight of 'graph' must be a finite number >= 0, got -1.0"),
+    ('{"participants": {"agent": "http://a/"}, "config": {"weights": {"graph": Infinity}}}',
+     "config.weights: weight of 'graph' must be a finite number >= 0, got inf"),
+    ('{"participants": {"agent": "http://a/"}, "config": {"weights": {"text": NaN}}}',
+     "config.weights: weight of 'text' must be a finite number >= 0, got nan"),
 ]  # fmt: skip
 
 

@@ -7,6 +7,7 @@ an assessment request may override the non-secret parts through its ``config``. 
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -22,6 +23,7 @@ __all__ = [
     "LLM_MODEL_ENV",
     "EvalConfig",
     "JudgeConfig",
+    "check_weights",
 ]
 
 LLM_API_KEY_ENV = "AGENTBEATS_LLM_API_KEY"
@@ -30,6 +32,19 @@ LLM_MODEL_ENV = "AGENTBEATS_LLM_MODEL"
 
 DEFAULT_WEIGHTS: Mapping[str, float] = {"graph": 0.4, "llm_judge": 0.3, "protocol": 0.2, "text": 0.1}
 """Weights of the evaluators' scores in the overall score (see ``docs/scoring.md``)."""
+
+
+def check_weights(weights: dict[str, float]) -> dict[str, float]:
+    """``weights`` if every one is a finite number >= 0.
+
+    Raises:
+        ValueError: Naming the first weight that is not (an infinite weight would make the
+            overall score NaN).
+    """
+    for name, weight in weights.items():
+        if not (math.isfinite(weight) and weight >= 0):
+            raise ValueError(f"weight of {name!r} must be a finite number >= 0, got {weight}")
+    return weights
 
 
 class JudgeConfig(BaseModel):
@@ -98,8 +113,5 @@ class EvalConfig(BaseModel):
 
     @field_validator("weights")
     @classmethod
-    def _non_negative(cls, weights: dict[str, float]) -> dict[str, float]:
-        for name, weight in weights.items():
-            if not weight >= 0:
-                raise ValueError(f"weight of {name!r} must be a number >= 0, got {weight}")
-        return weights
+    def _weights(cls, weights: dict[str, float]) -> dict[str, float]:
+        return check_weights(weights)

@@ -11,6 +11,7 @@ weight because latencies are comparable only within one run of one system.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict
@@ -56,9 +57,14 @@ def combine(scores: Mapping[str, float | None], weights: Mapping[str, float]) ->
         for name, score in sorted(scores.items())
         if score is not None and weights.get(name, 0.0) > 0
     }
-    total = sum(weights[name] for name in counted)
-    if not counted or total <= 0:
+    used = {name: weights[name] for name in counted}
+    total = sum(used.values())
+    if not math.isfinite(total) and counted:  # finite weights near the float maximum: scale them down first
+        largest = max(used.values())
+        used = {name: weight / largest for name, weight in used.items()}
+        total = sum(used.values())
+    if not counted or not total > 0:
         return Score(overall=0.0, components={}, weights={})
-    normalised = {name: weights[name] / total for name in counted}
+    normalised = {name: used[name] / total for name in counted}
     overall = sum(normalised[name] * counted[name] for name in counted)
     return Score(overall=overall, components=counted, weights=normalised)

@@ -19,6 +19,7 @@ from coordbench import jsontext
 from coordbench.datafiles import data_file
 from coordbench.errors import CoordbenchError
 from coordbench.evals import EvalConfig, EvalScenario, JudgeConfig
+from coordbench.evals.config import check_weights
 from coordbench.graph.metrics import Label, Thresholds
 from coordbench.groundtruth import InteractionPattern, load_ground_truth
 
@@ -127,6 +128,11 @@ class AssessmentConfig(BaseModel):
     shard_index: int = Field(default=0, ge=0)
     num_shards: int = Field(default=1, ge=1, le=10_000)
     num_instances: int | None = Field(default=None, ge=1)
+
+    @field_validator("weights")
+    @classmethod
+    def _weights(cls, weights: dict[str, float] | None) -> dict[str, float] | None:
+        return None if weights is None else check_weights(weights)
 
     @model_validator(mode="after")
     def _consistent(self) -> AssessmentConfig:
