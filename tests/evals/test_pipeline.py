@@ -124,6 +124,14 @@ def test_built_ins_register_through_the_entry_point_group() -> None:
         select_evaluators(["graph", "nope"])
 
 
+def test_an_unknown_metric_is_refused_when_the_pipeline_is_made_not_when_it_runs() -> None:
+    """It used to surface as a failed graph evaluator in every scenario, after the assessment had run."""
+    for config in (EvalConfig(metrics=["density", "nope"]), EvalConfig(disabled_metrics=["nope"])):
+        with pytest.raises(ConfigurationError, match=r"unknown metric\(s\): nope; available: "):
+            EvalPipeline(config)
+    assert EvalPipeline(EvalConfig(metrics=["nope"], evaluators=["protocol"])).evaluators  # no graph: no metrics
+
+
 async def test_later_tiers_see_earlier_results_and_failures_are_entries(caplog: pytest.LogCaptureFixture) -> None:
     # Warm up first: the first graph evaluation in a process imports networkx's algorithms, and
     # blocking evaluators run on a thread where the 0.2 s timeout (meant for Hangs) holds too.

@@ -12,7 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from coordbench.evals.base import EvalContext, Evaluator, select_evaluators
 from coordbench.evals.config import EvalConfig
+from coordbench.evals.graph import GraphEvaluator
 from coordbench.evals.scoring import Score, combine
+from coordbench.graph.metrics.registry import select_metrics
 from coordbench.graph.metrics.result import canonical_json
 
 __all__ = ["EvalPipeline", "EvaluatorFailure", "ScenarioEvaluation", "run_evaluator"]
@@ -93,7 +95,9 @@ class EvalPipeline:
         evaluators: Evaluators to run instead of the configured selection of registered ones.
 
     Raises:
-        ConfigurationError: If the configuration names an evaluator that is not registered.
+        ConfigurationError: If the configuration names an evaluator, or (when the graph
+            evaluator runs) a metric, that is not registered: said before any scenario runs,
+            not as a failure of every scenario.
     """
 
     def __init__(self, config: EvalConfig | None = None, *, evaluators: Sequence[Evaluator] | None = None) -> None:
@@ -101,6 +105,8 @@ class EvalPipeline:
         if evaluators is None:
             evaluators = select_evaluators(self.config.evaluators, self.config.disabled_evaluators)
         self.evaluators = sorted(evaluators, key=lambda e: (e.tier, e.order, e.name))
+        if any(e.name == GraphEvaluator.name for e in self.evaluators):
+            select_metrics(self.config.metrics, self.config.disabled_metrics)
 
     async def run(self, ctx: EvalContext) -> ScenarioEvaluation:
         """Evaluate ``ctx``; one evaluator's failure becomes a :class:`EvaluatorFailure` entry."""
