@@ -5,13 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-import httpx
 import pytest
-from a2a.client import ClientConfig, ClientFactory
-from a2a.client.card_resolver import A2ACardResolver
-from a2a.helpers import new_text_message
-from a2a.types import Role, SendMessageRequest
-from google.protobuf.json_format import MessageToDict
 from opentelemetry.sdk.trace import TracerProvider
 
 from conftest import StartAgent
@@ -22,17 +16,7 @@ from coordbench.spans import SpanKind
 from coordbench.spantree import SpanTree
 from coordbench.steps import AgentInvocation, CallType, ToolInvocation, response_trace_from_metadata, step_from_span
 from coordbench.testing import RecordingSpanExporter
-
-
-async def final_payloads(url: str, *, streaming: bool) -> list[dict[str, object]]:
-    """Every response event as a plain dict."""
-    async with httpx.AsyncClient(timeout=30) as http:
-        card = await A2ACardResolver(http, url).get_agent_card()
-        client = ClientFactory(ClientConfig(streaming=streaming, httpx_client=http)).create(card)
-        request = SendMessageRequest(message=new_text_message("hi", role=Role.ROLE_USER))
-        events = [MessageToDict(e) async for e in client.send_message(request)]
-        await client.close()
-    return events
+from support.responses import final_payloads
 
 
 @pytest.mark.parametrize("streaming", [False, True], ids=["send", "stream"])

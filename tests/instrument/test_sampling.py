@@ -11,13 +11,7 @@ import asyncio
 import json
 from collections.abc import Callable, Iterator
 
-import httpx
 import pytest
-from a2a.client import ClientConfig, ClientFactory
-from a2a.client.card_resolver import A2ACardResolver
-from a2a.helpers import new_text_message
-from a2a.types import Role, SendMessageRequest
-from google.protobuf.json_format import MessageToDict
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -29,6 +23,7 @@ from coordbench import semconv
 from coordbench.instrument import A2AInstrumentor
 from coordbench.spans import SpanKind
 from coordbench.testing import RecordingSpanExporter
+from support.responses import final_payloads
 
 InstrumentWith = Callable[[Sampler], RecordingSpanExporter]
 
@@ -95,12 +90,7 @@ async def test_unsampled_agents_still_serve_the_extensions_asked_for(
     """Timestamps are a protocol feature, not tracing: an unsampled request gets them too."""
     instrument_with(ALWAYS_OFF)
     url = start_agent("T")
-    async with httpx.AsyncClient(timeout=30) as http:
-        card = await A2ACardResolver(http, url).get_agent_card()
-        client = ClientFactory(ClientConfig(streaming=streaming, httpx_client=http)).create(card)
-        request = SendMessageRequest(message=new_text_message("hi", role=Role.ROLE_USER))
-        events = [MessageToDict(e) async for e in client.send_message(request)]
-        await client.close()
+    events = await final_payloads(url, streaming=streaming)
     if streaming:
         artifacts = [e["artifactUpdate"]["artifact"] for e in events if "artifactUpdate" in e]
     else:

@@ -286,8 +286,7 @@ async def test_the_callers_own_code_between_events_runs_in_its_own_context(
     client = AgentClient(url, streaming=streaming)
     inner = await client._get()
     tracer = tracer_provider.get_tracer("caller")
-    request = SendMessageRequest()
-    request.message.CopyFrom(_message("hi"))
+    request = SendMessageRequest(message=_message("hi"))
     with tracer.start_as_current_span("caller work") as mine:
         async for _event in inner.send_message(request):
             assert trace.get_current_span() is mine
@@ -312,8 +311,7 @@ async def test_a_caller_that_stops_reading_early_ends_its_span_cleanly(
     url = start_agent("Slow", delay=0.5)
     client = AgentClient(url, streaming=True)
     inner = await client._get()
-    request = SendMessageRequest()
-    request.message.CopyFrom(_message("first event only"))
+    request = SendMessageRequest(message=_message("first event only"))
     async with contextlib.aclosing(inner.send_message(request)) as stream:
         async for _event in stream:
             break
