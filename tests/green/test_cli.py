@@ -98,6 +98,11 @@ def test_green_assess_and_evaluate(
             ["assess", "-p", "a=not-a-url", "--green", "http://127.0.0.1:9/"],
             "participants.a: Input should be a valid URL",
         ),
+        # these four used to get as far as starting a green or calling one (exit 1, or a traceback)
+        (["assess", "-p", "a=http://127.0.0.1:9/", "--timeout", "-1"], "--timeout: must be a number of seconds > 0"),
+        (["assess", "-p", "a=http://127.0.0.1:9/", "--timeout", "nan"], "--timeout: must be a number of seconds > 0"),
+        (["assess", "-p", "a=http://127.0.0.1:9/", "--port", "70000"], "--port: must be a port number, 0 to 65535"),
+        (["assess", "-p", "a=http://127.0.0.1:9/", "--green", "notaurl"], "--green: expected an http(s) URL"),
         (["evaluate"], "give a TRACE_FILE or --trace-id (one of them)"),
         (["evaluate", "/nonexistent/trace.json"], "cannot read /nonexistent/trace.json"),
         (

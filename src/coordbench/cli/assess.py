@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from pathlib import Path
 from typing import Annotated, Any, cast
 
+import httpx
 import typer
 from rich.console import Console
 from rich.table import Table
@@ -65,6 +67,12 @@ def assess(
     Exits 0 when the assessment completed, 1 when it was rejected or failed, 2 on bad arguments.
     """
     console = Console(stderr=True)
+    if not (math.isfinite(timeout) and timeout > 0):
+        raise typer.BadParameter(f"must be a number of seconds > 0, got {timeout}", param_hint="--timeout")
+    if not 0 <= port <= _MAX_PORT:
+        raise typer.BadParameter(f"must be a port number, 0 to {_MAX_PORT}, got {port}", param_hint="--port")
+    if green is not None and not _is_http_url(green):
+        raise typer.BadParameter(f"expected an http(s) URL, got {green!r}", param_hint="--green")
     body = {"participants": _participants(participant), "config": _config(config)}
     try:
         validate_request(body)
@@ -96,6 +104,17 @@ def assess(
     output.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     _print_summary(console, data)
     console.print(f"results written to {output}")
+
+
+_MAX_PORT = 65_535
+
+
+def _is_http_url(text: str) -> bool:
+    try:
+        url = httpx.URL(text)
+    except httpx.InvalidURL:
+        return False
+    return url.scheme in ("http", "https") and bool(url.host)
 
 
 def _embedded(url: str, port: int) -> GreenSettings:
