@@ -11,6 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+import typer
 
 from coordbench import __version__
 from coordbench.otlp import export_request
@@ -138,3 +139,17 @@ def test_receiver_does_not_trace_itself_into_a_loop() -> None:
     finally:
         proc.terminate()
         proc.communicate(timeout=20)
+
+
+def test_an_output_path_is_checked_without_leaving_a_file_or_touching_one(tmp_path: Path) -> None:
+    from coordbench.cli.output import check_writable
+
+    fresh = tmp_path / "new" / "results.json"
+    check_writable(fresh, "--output")
+    assert fresh.parent.is_dir() and not fresh.exists()
+    kept = tmp_path / "kept.json"
+    kept.write_text("earlier results")
+    check_writable(kept, "--output")
+    assert kept.read_text() == "earlier results"
+    with pytest.raises(typer.BadParameter, match="cannot write .*: Is a directory"):
+        check_writable(tmp_path, "--output")

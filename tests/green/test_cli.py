@@ -103,6 +103,8 @@ def test_green_assess_and_evaluate(
         (["assess", "-p", "a=http://127.0.0.1:9/", "--timeout", "nan"], "--timeout: must be a number of seconds > 0"),
         (["assess", "-p", "a=http://127.0.0.1:9/", "--port", "70000"], "--port: must be a port number, 0 to 65535"),
         (["assess", "-p", "a=http://127.0.0.1:9/", "--green", "notaurl"], "--green: expected an http(s) URL"),
+        (["assess", "-p", "a=http://127.0.0.1:9/", "--output", "/dev/null/results.json"], "--output: cannot write"),
+        (["evaluate", "/dev/null", "--output", "/dev/null/out.json"], "--output: cannot write /dev/null/out.json"),
         (["evaluate"], "give a TRACE_FILE or --trace-id (one of them)"),
         (["evaluate", "/nonexistent/trace.json"], "cannot read /nonexistent/trace.json"),
         (

@@ -15,6 +15,7 @@ from rich.table import Table
 
 from coordbench import jsontext
 from coordbench.a2a import AgentCallError, Messenger
+from coordbench.cli.output import check_writable, write_text
 from coordbench.green import GreenSettings, RequestError, create_green_app
 from coordbench.green.request import validate_request
 from coordbench.testing import LoopbackServer
@@ -73,6 +74,7 @@ def assess(
         raise typer.BadParameter(f"must be a port number, 0 to {_MAX_PORT}, got {port}", param_hint="--port")
     if green is not None and not _is_http_url(green):
         raise typer.BadParameter(f"expected an http(s) URL, got {green!r}", param_hint="--green")
+    check_writable(output, "--output")
     body = {"participants": _participants(participant), "config": _config(config)}
     try:
         validate_request(body)
@@ -100,8 +102,13 @@ def assess(
         console.print(f"[red]assessment {state}:[/red] {text}")
         raise typer.Exit(1)
     results = {"participants": dict(sorted(body["participants"].items())), "results": data}
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    text = json.dumps(results, indent=2, sort_keys=True) + "\n"
+    try:
+        write_text(output, text)
+    except OSError as exc:
+        print(text, end="")  # an assessment's results are not lost to a full disk
+        console.print(f"[red]error:[/red] cannot write {output}: {exc.strerror or exc}; printed instead")
+        raise typer.Exit(1) from exc
     _print_summary(console, data)
     console.print(f"results written to {output}")
 

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from coordbench import jsontext
+from coordbench.cli.output import check_writable, write_text
 from coordbench.errors import ConfigurationError
 from coordbench.evals import EvalConfig
 from coordbench.graph.metrics import canonical_json
@@ -72,6 +73,8 @@ def evaluate(
     if (trace_file is None) == (trace_id is None):
         console.print("[red]error:[/red] give a TRACE_FILE or --trace-id (one of them)")
         raise typer.Exit(2)
+    if output is not None:
+        check_writable(output, "--output")
     try:
         eval_config, scenarios = _config(config)
         spans = load_spans(trace_file) if trace_file is not None else _fetch(receiver, trace_id or "", token)
@@ -87,8 +90,12 @@ def evaluate(
     if output is None:
         print(text)
     else:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text + "\n", encoding="utf-8")
+        try:
+            write_text(output, text + "\n")
+        except OSError as exc:
+            print(text)  # the evaluation is not lost
+            console.print(f"[red]error:[/red] cannot write {output}: {exc.strerror or exc}; printed instead")
+            raise typer.Exit(1) from exc
     table = Table(title=f"{len(spans)} spans evaluated")
     table.add_column("scenario")
     table.add_column("score", justify="right")
