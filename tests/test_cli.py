@@ -151,5 +151,5 @@ def test_an_output_path_is_checked_without_leaving_a_file_or_touching_one(tmp_pa
     kept.write_text("earlier results")
     check_writable(kept, "--output")
     assert kept.read_text() == "earlier results"
-    with pytest.raises(typer.BadParameter, match="cannot write .*: Is a directory"):
+    with pytest.raises(typer.BadParameter, match=r"cannot write .*: Is a directory"):
         check_writable(tmp_path, "--output")
