@@ -262,6 +262,39 @@ async def test_server_takes_parent_from_header_else_metadata(
     assert server.parent_span_id == ("00f067aa0ba902b7" if channel.startswith("metadata") else "b7ad6b7169203331")
 
 
+def test_inside_an_http_server_span_the_metadata_context_still_wins_over_stray_headers() -> None:
+    """An HTTP server span (ASGI instrumentation) is current and the headers lost the traceparent but kept
+    baggage: the caller's context in the metadata is still the parent, and the baggage comes along."""
+    from a2a.server.context import ServerCallContext
+
+    from coordbench.instrument._server import parent_context
+
+    asgi = NonRecordingSpan(
+        SpanContext(trace_id=0x1, span_id=0x2, is_remote=False, trace_flags=TraceFlags(TraceFlags.SAMPLED))
+    )
+    request = SendMessageRequest(message=_message("hi"))
+    request.message.metadata.fields[
+        "traceparent"
+    ].string_value = "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01"
+    call_context = ServerCallContext(state={"headers": {"baggage": "k=v"}})
+    token = otel_context.attach(trace.set_span_in_context(asgi))
+    try:
+        parent = parent_context(request, call_context)
+    finally:
+        otel_context.detach(token)
+    assert parent is not None
+    context = trace.get_current_span(parent).get_span_context()
+    assert (context.trace_id, context.span_id) == (0x0AF7651916CD43DD8448EB211C80319C, 0x00F067AA0BA902B7)
+    assert baggage.get_baggage("k", parent) == "v"  # and the headers' baggage is not lost
+    # a caller in the current span's own trace: our span nests under the HTTP server span
+    request.message.metadata.fields["traceparent"].string_value = "00-" + "0" * 31 + "1-" + "0" * 15 + "3-01"
+    token = otel_context.attach(trace.set_span_in_context(asgi))
+    try:
+        assert parent_context(request, call_context) is None  # same trace as the current span: nest under it
+    finally:
+        otel_context.detach(token)
+
+
 async def test_streamed_call_span_lasts_until_the_last_event(
     start_agent: StartAgent, span_exporter: RecordingSpanExporter
 ) -> None:

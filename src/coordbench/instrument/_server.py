@@ -133,14 +133,15 @@ def parent_context(params: Any, call_context: Any) -> Context | None:
     fields = _propagation_fields()
     current = otel_context.get_current()
     extracted: Context | None = None
+    remote = trace.INVALID_SPAN_CONTEXT
     headers = _headers(call_context)
     message = getattr(params, "message", None)
     metadata = message.metadata if message is not None and message.metadata.fields else None
     if headers is not None:
         carrier = {k: str(headers[k]) for k in fields if k in headers}
         if carrier:
-            extracted = propagate.extract(carrier, context=current)
-            if _span_context(extracted).is_valid:
+            extracted, remote = _extract(carrier, current)
+            if remote.is_valid:
                 if metadata is not None:
                     _drop_repeated_context(metadata, carrier)
                 metadata = None
@@ -151,20 +152,29 @@ def parent_context(params: Any, call_context: Any) -> Context | None:
             if value is not None:
                 carrier[key] = value
         if carrier:
-            from_metadata = propagate.extract(carrier, context=current)
-            if extracted is None or _span_context(from_metadata).is_valid:
-                extracted = from_metadata
+            # on top of what the headers brought (their baggage, say), since they brought no trace context
+            from_metadata, from_metadata_remote = _extract(carrier, current if extracted is None else extracted)
+            if extracted is None or from_metadata_remote.is_valid:
+                extracted, remote = from_metadata, from_metadata_remote
     if extracted is None:
         return None
-    remote = _span_context(extracted)
     mine = trace.get_current_span(current).get_span_context()
     if mine.is_valid and remote.is_valid and mine.trace_id == remote.trace_id:
         return None
     return extracted
 
 
-def _span_context(context: Context) -> SpanContext:
-    return trace.get_current_span(context).get_span_context()
+def _extract(carrier: Mapping[str, str], base: Context) -> tuple[Context, SpanContext]:
+    """``base`` with the carrier's context on top, and the span context the carrier brought.
+
+    Extracting into ``base`` keeps its other values; a carrier without a valid trace context
+    leaves ``base``'s span in place, which is not the carrier's (the invalid span context is
+    returned then).
+    """
+    extracted = propagate.extract(carrier, context=base)
+    span = trace.get_current_span(extracted)
+    brought = span is not trace.get_current_span(base)
+    return extracted, span.get_span_context() if brought else trace.INVALID_SPAN_CONTEXT
 
 
 def _drop_repeated_context(metadata: Any, carrier: Mapping[str, str]) -> None:
