@@ -195,6 +195,31 @@ def test_evaluate_refuses_a_config_with_a_bad_weight(tmp_path: Path) -> None:
     assert "config.weights: weight of 'graph' must be a finite number >= 0, got -1.0" in " ".join(result.stderr.split())
 
 
+def test_evaluate_says_what_a_wrong_receiver_answered() -> None:
+    """Something else on the port (an HTML 404, JSON that is not a trace) is exit 2 with a reason, not a traceback."""
+    from starlette.applications import Starlette
+    from starlette.responses import HTMLResponse, JSONResponse
+    from starlette.routing import Route
+
+    from coordbench.testing import LoopbackServer
+
+    async def answer(request: object) -> object:
+        trace_id = request.path_params["trace_id"]  # type: ignore[attr-defined]
+        if trace_id.startswith("0"):
+            return HTMLResponse("<html><h1>Not Found</h1></html>", status_code=404)
+        return JSONResponse({"nope": 1})
+
+    app = Starlette(routes=[Route("/v1/traces/{trace_id}", answer)])
+    with LoopbackServer(lambda _url: app) as url:
+        for trace_id, reason in (
+            ("0af7651916cd43dd8448eb211c80319c", "answered 404: <html><h1>Not Found</h1></html>"),
+            ("1af7651916cd43dd8448eb211c80319c", "did not answer a trace (GET /v1/traces/{id} output): KeyError"),
+        ):
+            result = run("evaluate", "--trace-id", trace_id, "--receiver", url)
+            assert result.returncode == 2, result.stderr
+            assert reason in " ".join(result.stderr.split())
+
+
 def test_help_lists_the_assessor_commands() -> None:
     help_text = run("--help").stdout
     for command in ("green", "assess", "evaluate", "receiver", "groundtruth"):

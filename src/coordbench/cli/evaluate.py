@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import httpx
 import typer
@@ -23,6 +23,20 @@ from coordbench.spans import SpanData, span_from_dict
 __all__ = ["evaluate"]
 
 
+def _detail(response: httpx.Response) -> str:
+    """What an error response says: our API's ``detail``, else its text (cut), else the reason phrase."""
+    if not response.content:
+        return response.reason_phrase
+    try:
+        document = jsontext.loads(response.content)
+    except ValueError:
+        document = None
+    if isinstance(document, dict) and "detail" in document:
+        return str(cast("dict[str, Any]", document)["detail"])
+    text = response.text.strip()
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
 def _fetch(receiver: str, trace_id: str, token: str | None) -> list[SpanData]:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     url = f"{receiver.rstrip('/')}/v1/traces/{trace_id}"
@@ -31,9 +45,12 @@ def _fetch(receiver: str, trace_id: str, token: str | None) -> list[SpanData]:
     except httpx.HTTPError as exc:
         raise TraceFileError(f"cannot reach {url}: {exc}") from exc
     if response.status_code != 200:
-        detail = response.json().get("detail", response.text) if response.content else response.reason_phrase
-        raise TraceFileError(f"{url} answered {response.status_code}: {detail}")
-    return [span_from_dict(s) for s in jsontext.loads(response.content)["spans"]]
+        raise TraceFileError(f"{url} answered {response.status_code}: {_detail(response)}")
+    try:
+        document = jsontext.loads(response.content)
+        return [span_from_dict(s) for s in document["spans"]]
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise TraceFileError(f"{url} did not answer a trace (GET /v1/traces/{{id}} output): {exc!r}") from exc
 
 
 def _config(path: Path | None) -> tuple[EvalConfig, list[Any]]:
