@@ -32,7 +32,7 @@ def chain() -> list[SpanData]:
 def grouping(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Batches grouped by the C extension's ``group`` (when built) or by the Python code."""
     if request.param == "native" and not native.AVAILABLE:
-        pytest.skip("coordbench.otlp._scan is not built")
+        pytest.skip("coordbench.otlp._scan is not built (test_native.py::test_the_extension_is_built says why)")
     monkeypatch.setattr(spans_module, "_grouper", None if request.param == "python" else native.group)
     return str(request.param)
 

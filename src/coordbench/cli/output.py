@@ -19,10 +19,8 @@ def check_writable(path: Path, option: str) -> None:
     """
     existed = path.exists()
     try:
-        if path.is_dir():
-            raise IsADirectoryError(21, "Is a directory")
         path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8"):
+        with path.open("a", encoding="utf-8"):  # a directory raises IsADirectoryError here
             pass
         if not existed:
             path.unlink()

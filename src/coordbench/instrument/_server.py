@@ -11,6 +11,7 @@ span open until it returns, even when it outlives the handler.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
@@ -21,6 +22,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 from opentelemetry.context import Context
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
+from opentelemetry.propagators.textmap import TextMapPropagator
 from opentelemetry.trace import SpanContext, SpanKind
 
 from coordbench import semconv
@@ -96,23 +98,14 @@ def _state_of(call_context: Any) -> Mapping[str, Any] | None:
     return cast("Mapping[str, Any]", state) if type(state) is dict or isinstance(state, Mapping) else None
 
 
-_fields_cache: tuple[object, frozenset[str]] = (None, frozenset())
-
-
-def _propagation_fields() -> frozenset[str]:
-    """The carrier keys the configured propagators read (``traceparent``, ``tracestate``, ``baggage``...).
+@functools.lru_cache(maxsize=4)
+def _fields_of(propagator: TextMapPropagator) -> frozenset[str]:
+    """The carrier keys ``propagator`` reads (``traceparent``, ``tracestate``, ``baggage``...), lower-cased.
 
     Our client writes exactly these (``propagate.inject``) into the headers and the message
     metadata, so the server reads them all back: a key left out here is context lost at the hop.
-    Cached per propagator (``propagate.set_global_textmap`` replaces the object).
     """
-    global _fields_cache  # a one-entry cache keyed on the global propagator
-    propagator = propagate.get_global_textmap()
-    cached, fields = _fields_cache
-    if cached is not propagator:
-        fields = frozenset(str(f).lower() for f in propagator.fields)
-        _fields_cache = (propagator, fields)
-    return fields
+    return frozenset(str(f).lower() for f in propagator.fields)
 
 
 def parent_context(params: Any, call_context: Any) -> Context | None:
@@ -130,7 +123,7 @@ def parent_context(params: Any, call_context: Any) -> Context | None:
     Returns:
         The context to parent the server span on, or ``None`` to use the current one.
     """
-    fields = _propagation_fields()
+    fields = _fields_of(propagate.get_global_textmap())
     current = otel_context.get_current()
     extracted: Context | None = None
     remote = trace.INVALID_SPAN_CONTEXT
