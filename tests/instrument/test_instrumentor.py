@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
 from importlib.metadata import entry_points
+from typing import Any
 
 import a2a.utils.telemetry
 import pytest
 import wrapt
 from a2a.client.base_client import BaseClient
 from a2a.server.agent_execution.active_task import ActiveTask
+from a2a.server.events import InMemoryQueueManager
 from a2a.server.request_handlers import DefaultRequestHandlerV2, LegacyRequestHandler
+from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
+from a2a.server.tasks import task_manager
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.trace import SpanKind
 
 from agents.relay import AgentClient
 from conftest import StartAgent
@@ -64,6 +70,59 @@ async def test_no_spans_after_uninstrument(
     assert span_exporter.spans() == []
 
 
+SDK_TRACED: list[tuple[Any, str]] = [
+    (JsonRpcDispatcher, "handle_requests"),
+    (DefaultRequestHandlerV2, "_setup_active_task"),
+    (LegacyRequestHandler, "_setup_message_execution"),
+    (InMemoryQueueManager, "add"),
+    (task_manager, "append_artifact_to_task"),
+]
+"""Methods and a function a2a-sdk wraps with its telemetry decorators (``trace_class``, ``trace_function``)."""
+
+
+def _is_sdk_wrapper(value: Any) -> bool:
+    code = getattr(value, "__code__", None)
+    return hasattr(value, "__wrapped__") and getattr(code, "co_name", "") in {"async_wrapper", "sync_wrapper"}
+
+
+def test_sdk_telemetry_wrappers_are_taken_out_while_instrumented(tracer_provider: TracerProvider) -> None:
+    """Each call through a decorated a2a-sdk method otherwise pays for a wrapper that records nothing."""
+    wrappers = {(owner, name): vars(owner)[name] for owner, name in SDK_TRACED}
+    assert all(_is_sdk_wrapper(w) for w in wrappers.values())  # a2a-sdk as installed
+    trace_class = a2a.utils.telemetry.trace_class
+    A2AInstrumentor().instrument(tracer_provider=tracer_provider)
+    try:
+        for (owner, name), wrapper in wrappers.items():
+            assert vars(owner)[name] is wrapper.__wrapped__, (owner, name)
+
+        # a class decorated while instrumented, as in an a2a-sdk module imported later
+        @a2a.utils.telemetry.trace_class(kind=SpanKind.SERVER)
+        class Late:
+            async def work(self, x: int) -> int:
+                return x + 1
+
+        assert not _is_sdk_wrapper(vars(Late)["work"])
+        assert asyncio.run(Late().work(1)) == 2
+    finally:
+        A2AInstrumentor().uninstrument()
+    for (owner, name), wrapper in wrappers.items():
+        assert vars(owner)[name] is wrapper, (owner, name)
+    assert _is_sdk_wrapper(vars(Late)["work"])  # decorated as a2a-sdk meant it once we are gone
+    assert a2a.utils.telemetry.trace_class is trace_class
+
+
+def test_uninstrument_leaves_a_method_someone_replaced_since(tracer_provider: TracerProvider) -> None:
+    wrapper = vars(JsonRpcDispatcher)["handle_requests"]
+    A2AInstrumentor().instrument(tracer_provider=tracer_provider)
+    theirs = wrapt.FunctionWrapper(vars(JsonRpcDispatcher)["handle_requests"], lambda w, i, a, k: w(*a, **k))
+    JsonRpcDispatcher.handle_requests = theirs  # another instrumentation wrapped it after us
+    try:
+        A2AInstrumentor().uninstrument()
+        assert vars(JsonRpcDispatcher)["handle_requests"] is theirs
+    finally:
+        JsonRpcDispatcher.handle_requests = wrapper
+
+
 async def test_sdk_spans_can_be_kept(
     start_agent: StartAgent, tracer_provider: TracerProvider, span_exporter: RecordingSpanExporter
 ) -> None:
@@ -72,6 +131,7 @@ async def test_sdk_spans_can_be_kept(
     A2AInstrumentor().instrument(tracer_provider=tracer_provider, suppress_sdk_spans=False)
     try:
         assert a2a.utils.telemetry.trace is sdk_trace
+        assert all(_is_sdk_wrapper(vars(owner)[name]) for owner, name in SDK_TRACED)
     finally:
         A2AInstrumentor().uninstrument()
 
