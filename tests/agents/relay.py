@@ -129,6 +129,7 @@ class RelayExecutor(AgentExecutor):
                 "header_traceparent": headers.get("traceparent"),
                 "metadata_traceparent": metadata.get("traceparent"),
                 "metadata_keys": sorted(metadata),
+                "metadata_present": context.message is not None and context.message.HasField("metadata"),
                 "extensions": sorted(context.requested_extensions),
                 "current_span": format(current.span_id, "016x"),
                 "trace_state": current.trace_state.to_header(),

@@ -152,6 +152,7 @@ async def test_trace_context_travels_in_headers_and_metadata(
     # the metadata copy (checked against an uninstrumented 0.3 agent in test_compat_v03) repeated the
     # header, so the server removed it: the agent sees the message as the caller wrote it
     assert seen["metadata_traceparent"] is None
+    assert seen["metadata_present"] is False  # not even an empty metadata the caller never wrote
     assert seen["extensions"] == sorted([semconv.TRACEABILITY_EXTENSION_URI, semconv.TIMESTAMP_EXTENSION_URI])
     assert seen["current_span"] == server.span_id  # the executor runs inside the server span
 

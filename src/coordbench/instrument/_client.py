@@ -20,10 +20,10 @@ from opentelemetry.trace import Span, SpanKind
 
 from coordbench import semconv
 from coordbench.instrument._extensions import read_response_trace, record_step, response_trace_json, total_cost
-from coordbench.instrument._internal import internal_errors
+from coordbench.instrument._internal import internal_error
 from coordbench.instrument._peer import Peer, peer_of
 from coordbench.instrument._record import CallRecord, await_through, stream_through
-from coordbench.instrument._state import STATE, current_server_call
+from coordbench.instrument._state import CURRENT_SERVER_CALL, STATE
 
 __all__ = ["CLIENT_METHODS", "ClientMethod", "wrap_stream", "wrap_unary"]
 
@@ -97,7 +97,7 @@ class _ClientCall(CallRecord):
         attrs: dict[str, Any] = dict(peer.attributes)
         attrs[semconv.A2A_METHOD] = wire
         attrs[semconv.A2A_STREAMING] = streaming
-        caller = current_server_call()
+        caller = CURRENT_SERVER_CALL.get()
         if caller is not None:
             attrs[semconv.A2A_CALLER_NAME] = caller.agent_name
         name = self.request_attributes(attrs, request, wire, peer.name)
@@ -194,11 +194,13 @@ def wrap_stream(method: ClientMethod) -> Callable[..., AsyncIterator[Any]]:
         def start() -> tuple[AsyncIterator[Any], _ClientCall | None]:
             call: _ClientCall | None = None
             call_args, call_kwargs = args, kwargs
-            with internal_errors("starting a client span"):
+            try:
                 request, context, rest = _split(args, kwargs)
                 call = _ClientCall(instance, method, _is_streaming(instance), request)
                 request, context = call.prepare(request, context)
                 call_args, call_kwargs = (request,), {**rest, "context": context}
+            except Exception as exc:
+                internal_error("starting a client span", exc)
             return wrapped(*call_args, **call_kwargs), call
 
         return stream_through(start)
@@ -213,11 +215,13 @@ def wrap_unary(method: ClientMethod) -> Callable[..., Awaitable[Any]]:
         if not _active():
             return await wrapped(*args, **kwargs)
         call: _ClientCall | None = None
-        with internal_errors("starting a client span"):
+        try:
             request, context, rest = _split(args, kwargs)
             call = _ClientCall(instance, method, False, request)
             request, context = call.prepare(request, context)
             args, kwargs = (request,), {**rest, "context": context}
+        except Exception as exc:
+            internal_error("starting a client span", exc)
         return await await_through(wrapped(*args, **kwargs), call)
 
     return wrapper

@@ -24,7 +24,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import Span
 
 from coordbench import semconv
-from coordbench.instrument._state import ServerCall, current_server_call
+from coordbench.instrument._state import CURRENT_SERVER_CALL, ServerCall
 from coordbench.spans import span_data_from_readable
 from coordbench.steps import (
     ResponseTrace,
@@ -49,7 +49,7 @@ MAX_RESPONSE_TRACE_BYTES = 64 * 1024
 
 def record_step(span: Span) -> None:
     """Add a finished span of ours to the steps of the request being served, if its caller asked for them."""
-    call = current_server_call()
+    call = CURRENT_SERVER_CALL.get()
     if call is None or not call.collect_steps or not isinstance(span, ReadableSpan):
         return
     call.steps.append(step_from_span(span_data_from_readable(span)))
@@ -61,8 +61,11 @@ def response_trace_for(call: ServerCall) -> ResponseTrace:
     return ResponseTrace(trace_id=trace_id, steps=tuple(call.steps))
 
 
+_HOLDER_TYPES = (Message, Task, TaskStatusUpdateEvent)
+
+
 def _metadata_holders(event: Any) -> list[Any]:
-    return [event] if isinstance(event, Message | Task | TaskStatusUpdateEvent) else []
+    return [event] if isinstance(event, _HOLDER_TYPES) else []
 
 
 def attach_response_trace(event: Any, trace: ResponseTrace) -> None:

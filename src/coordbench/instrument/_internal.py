@@ -8,11 +8,31 @@ from types import TracebackType
 
 logger = logging.getLogger("coordbench.instrument")
 
-__all__ = ["internal_errors"]
+__all__ = ["internal_error", "internal_errors"]
 
 
 def _under_pytest() -> bool:
     return "PYTEST_CURRENT_TEST" in os.environ
+
+
+def internal_error(what: str, exc: Exception) -> None:
+    """Handle a failure of our bookkeeping, from the ``except Exception`` block that caught it.
+
+    The same policy as :class:`internal_errors`, for the hot paths of every A2A call, where a
+    ``try``/``except`` costs nothing until something fails and a context manager costs three
+    Python calls each time: log ``exc`` with its traceback and continue, or re-raise it while
+    a pytest test runs.
+
+    Args:
+        what: What the failed code was doing, for the log message.
+        exc: The exception caught.
+
+    Raises:
+        Exception: ``exc`` itself, under pytest.
+    """
+    if _under_pytest():
+        raise exc
+    logger.error("coordbench instrumentation failed while %s; the call continues", what, exc_info=exc)
 
 
 class internal_errors:  # used like a function: ``with internal_errors("..."):``

@@ -22,6 +22,7 @@ __all__ = [
     "estimate_tokens",
     "message_chars",
     "message_digest",
+    "message_facts",
     "parts_chars",
     "parts_text",
     "recorded_messages",
@@ -63,6 +64,12 @@ def ends_stream(state: int | None, *, snapshot: bool) -> bool:
     return state in (TERMINAL_STATES if snapshot else FINAL_STATES)
 
 
+_STATE_NAMES: dict[int, str] = {
+    value: name.removeprefix(_TERMINAL_PREFIX).lower().replace("_", "-")
+    for name, value in TaskState.items()  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+}
+
+
 def task_state_name(state: int) -> str:
     """A task state as A2A 0.3 spells it: ``completed``, ``input-required``...
 
@@ -71,12 +78,12 @@ def task_state_name(state: int) -> str:
 
     Returns:
         The lower-case, hyphenated name; ``unknown`` for values the SDK does not know.
+
+    Example:
+        >>> task_state_name(TaskState.TASK_STATE_INPUT_REQUIRED), task_state_name(999)
+        ('input-required', 'unknown')
     """
-    try:
-        name = TaskState.Name(state)  # pyright: ignore[reportArgumentType]
-    except ValueError:
-        return "unknown"
-    return name.removeprefix(_TERMINAL_PREFIX).lower().replace("_", "-")
+    return _STATE_NAMES.get(state, "unknown")
 
 
 def parts_chars(parts: Iterable[Part]) -> int:
@@ -156,6 +163,30 @@ def message_digest(message: Message) -> str:
         digest.update(part.text.encode() if part.WhichOneof("content") == "text" else part.SerializeToString())
         digest.update(b"\x1f")
     return digest.hexdigest()
+
+
+def message_facts(message: Message) -> tuple[int, str]:
+    """:func:`message_chars` and :func:`message_digest` of a message, in one pass over its parts.
+
+    Example:
+        >>> from a2a.helpers import new_text_message
+        >>> message = new_text_message("hello")
+        >>> message_facts(message) == (message_chars(message), message_digest(message))
+        True
+    """
+    chars = 0
+    digest = hashlib.blake2b(digest_size=8)
+    update = digest.update
+    for part in message.parts:
+        if part.WhichOneof("content") == "text":
+            text = part.text
+            chars += len(text)
+            update(text.encode())
+        else:
+            chars += part.ByteSize()
+            update(part.SerializeToString())
+        update(b"\x1f")
+    return chars, digest.hexdigest()
 
 
 def estimate_tokens(chars: int) -> int:

@@ -11,7 +11,7 @@ from opentelemetry.trace import Span, Status, StatusCode
 from coordbench import semconv
 from coordbench.instrument import _payload
 from coordbench.instrument._errors import record_error
-from coordbench.instrument._internal import internal_errors
+from coordbench.instrument._internal import internal_error
 from coordbench.instrument._state import STATE
 
 __all__ = ["CallRecord", "TracedCall", "aclose", "await_through", "stream_through"]
@@ -60,9 +60,10 @@ class CallRecord:
             message = request.message
             attrs[semconv.GEN_AI_OPERATION_NAME] = semconv.OPERATION_INVOKE_AGENT
             attrs[semconv.A2A_MESSAGE_ID] = message.message_id
-            attrs[semconv.A2A_MESSAGE_DIGEST] = _payload.message_digest(message)
+            chars, digest = _payload.message_facts(message)
+            attrs[semconv.A2A_MESSAGE_DIGEST] = digest
             attrs[semconv.A2A_REQUEST_SIZE] = request.ByteSize()
-            attrs[semconv.GEN_AI_USAGE_INPUT_TOKENS] = _payload.estimate_tokens(_payload.message_chars(message))
+            attrs[semconv.GEN_AI_USAGE_INPUT_TOKENS] = -(-chars // _payload.CHARS_PER_TOKEN)  # estimate_tokens
             if STATE.capture_content and self.captures_content:
                 attrs[semconv.GEN_AI_INPUT_MESSAGES] = _payload.recorded_messages(
                     "user", [_payload.parts_text(message.parts)]
@@ -204,8 +205,9 @@ async def stream_through(
     events through untouched). The context is entered only around each step of the stream,
     never across a ``yield``, so the consumer's code between events runs in its own context.
     The span ends at the final event: callers usually stop iterating there, and an abandoned
-    generator is only closed when it is collected. A consumer that stops early (``aclose``)
-    ends the span without an error.
+    generator is only closed when it is collected. What the stream does after its final
+    event (closing the HTTP response, usually nothing else) runs outside the ended span,
+    untouched. A consumer that stops early (``aclose``) ends the span without an error.
     """
     inner, call = start()
     if call is None:
@@ -218,12 +220,24 @@ async def stream_through(
             try:
                 event = await anext(inner)
             except StopAsyncIteration:
-                break
+                return
             finally:
                 call.leave(token)
-            with internal_errors("recording a response event"):
-                if call.observe_event(event):
+            try:
+                final = call.observe_event(event)
+                if final:
                     call.finish()
+            except Exception as exc:
+                internal_error("recording a response event", exc)
+                final = False
+            yield event
+            if final:
+                break
+        while True:  # the call is over: pass the rest through
+            try:
+                event = await anext(inner)
+            except StopAsyncIteration:
+                return
             yield event
     except GeneratorExit:
         raise
@@ -232,8 +246,10 @@ async def stream_through(
         raise
     finally:
         await aclose(inner)
-        with internal_errors("ending a span"):
+        try:
             call.finish()
+        except Exception as exc:
+            internal_error("ending a span", exc)
 
 
 async def await_through(work: Awaitable[Any], call: TracedCall | None) -> Any:
@@ -247,10 +263,14 @@ async def await_through(work: Awaitable[Any], call: TracedCall | None) -> Any:
         call.fail_with(exc)
         raise
     else:
-        with internal_errors("recording a response"):
+        try:
             call.observe_event(result)
+        except Exception as exc:
+            internal_error("recording a response", exc)
     finally:
         call.leave(token)
-        with internal_errors("ending a span"):
+        try:
             call.finish()
+        except Exception as exc:
+            internal_error("ending a span", exc)
     return result

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextvars import Token
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -34,9 +35,9 @@ from coordbench.instrument._extensions import (
     stamp_timestamps,
     total_cost,
 )
-from coordbench.instrument._internal import internal_errors
+from coordbench.instrument._internal import internal_error, internal_errors
 from coordbench.instrument._record import CallRecord, await_through, stream_through
-from coordbench.instrument._state import STATE, ServerCall, current_server_call, reset_server_call, set_server_call
+from coordbench.instrument._state import CURRENT_SERVER_CALL, STATE, ServerCall
 
 __all__ = ["SERVER_METHODS", "ServerMethod", "TracedExecutor", "wrap_executor_run", "wrap_stream", "wrap_unary"]
 
@@ -68,7 +69,11 @@ SERVER_METHODS = (
 
 def _headers(call_context: Any) -> Mapping[str, Any] | None:
     """The request's HTTP headers, or its gRPC call metadata (keys lower-cased), if at hand."""
-    state = _state_of(call_context)
+    return _headers_in(_state_of(call_context))
+
+
+def _headers_in(state: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """:func:`_headers`, from the call context's state already looked up."""
     if state is None:
         return None
     headers = state.get("headers")
@@ -112,9 +117,10 @@ def parent_context(params: Any, call_context: Any) -> Context | None:
     """The context a request carries (trace context and baggage): from the headers, else the message metadata.
 
     The headers win when they carry a valid trace context. The metadata entries that repeat
-    the headers exactly (our client sends both) are then removed from the request: they have
-    done their job, and the agent, its task history and the response carry exactly the
-    message the caller wrote. Context that came in the metadata alone stays in it.
+    the headers exactly (our client sends both) are then removed from the request, and the
+    metadata itself when nothing else is left in it: they have done their job, and the
+    agent, its task history and the response carry exactly the message the caller wrote.
+    Context that came in the metadata alone stays in it.
 
     When the current context already holds a span of the same trace (an ASGI or FastAPI
     server span that extracted the same header), that context is kept, so our span nests
@@ -123,11 +129,15 @@ def parent_context(params: Any, call_context: Any) -> Context | None:
     Returns:
         The context to parent the server span on, or ``None`` to use the current one.
     """
+    return _parent_from(params, _headers(call_context))
+
+
+def _parent_from(params: Any, headers: Mapping[str, Any] | None) -> Context | None:
+    """:func:`parent_context`, from the request's headers already looked up."""
     fields = _fields_of(propagate.get_global_textmap())
     current = otel_context.get_current()
     extracted: Context | None = None
     remote = trace.INVALID_SPAN_CONTEXT
-    headers = _headers(call_context)
     message = getattr(params, "message", None)
     metadata = message.metadata if message is not None and message.metadata.fields else None
     if headers is not None:
@@ -137,6 +147,9 @@ def parent_context(params: Any, call_context: Any) -> Context | None:
             if remote.is_valid:
                 if metadata is not None:
                     _drop_repeated_context(metadata, carrier)
+                    # it held our copy only: the message is back as the caller wrote it
+                    if not metadata.fields and message is not None:
+                        message.ClearField("metadata")
                 metadata = None
     if metadata is not None:
         carrier: dict[str, str] = {}
@@ -209,7 +222,7 @@ class _ServerRequest(CallRecord):
         wire = state.get("method") if state is not None else None
         if not isinstance(wire, str) or not wire:
             wire = method.wire
-        headers = _headers(call_context)
+        headers = _headers_in(state)
         if "/" in wire:
             version = "0.3"
         elif headers is not None:
@@ -234,7 +247,7 @@ class _ServerRequest(CallRecord):
         name = self.request_attributes(attrs, params, method.wire, agent)
         tracer = STATE.tracer
         assert tracer is not None  # noqa: S101 - callers check STATE.tracer first
-        parent = parent_context(params, call_context)
+        parent = _parent_from(params, headers)
         span = tracer.start_span(name, context=parent, kind=SpanKind.SERVER, attributes=attrs)
         self.call = ServerCall(
             span=span,
@@ -246,12 +259,12 @@ class _ServerRequest(CallRecord):
 
     def enter(self) -> object:
         """Make the span and the server call current."""
-        return otel_context.attach(self.ctx), set_server_call(self.call)
+        return otel_context.attach(self.ctx), CURRENT_SERVER_CALL.set(self.call)
 
     def leave(self, token: object) -> None:
         """Undo :meth:`enter`."""
-        otel_token, call_token = cast("tuple[object, object]", token)
-        reset_server_call(call_token)
+        otel_token, call_token = cast("tuple[object, Token[ServerCall | None]]", token)
+        CURRENT_SERVER_CALL.reset(call_token)
         otel_context.detach(otel_token)  # pyright: ignore[reportArgumentType]
 
     def observe_event(self, event: Any) -> bool:
@@ -303,8 +316,10 @@ def wrap_unary(method: ServerMethod) -> Callable[..., Awaitable[Any]]:
         if not _active():
             return await wrapped(*args, **kwargs)
         request: _ServerRequest | None = None
-        with internal_errors("starting a server span"):
+        try:
             request = _ServerRequest(instance, method, *_split(args, kwargs))
+        except Exception as exc:
+            internal_error("starting a server span", exc)
         return await await_through(wrapped(*args, **kwargs), request)
 
     return wrapper
@@ -321,8 +336,10 @@ def wrap_stream(method: ServerMethod) -> Callable[..., AsyncIterator[Any]]:
 
         def start() -> tuple[AsyncIterator[Any], _ServerRequest | None]:
             request: _ServerRequest | None = None
-            with internal_errors("starting a server span"):
+            try:
                 request = _ServerRequest(instance, method, *_split(args, kwargs))
+            except Exception as exc:
+                internal_error("starting a server span", exc)
             return wrapped(*args, **kwargs), request
 
         return stream_through(start)
@@ -335,7 +352,7 @@ async def hold_server_call(work: Awaitable[None]) -> None:
 
     Errors the work raises are recorded on the span and re-raised unchanged.
     """
-    call = current_server_call()
+    call = CURRENT_SERVER_CALL.get()
     held = call is not None and call.acquire()
     try:
         await work

@@ -11,7 +11,7 @@ from opentelemetry.trace import Span, Tracer
 from coordbench import semconv
 from coordbench.steps import Step
 
-__all__ = ["STATE", "ServerCall", "current_server_call", "get_tracer"]
+__all__ = ["CURRENT_SERVER_CALL", "STATE", "ServerCall", "current_server_call", "get_tracer"]
 
 
 @dataclass
@@ -67,19 +67,20 @@ class ServerCall:
             self.span.end()
 
 
-_CURRENT_SERVER_CALL: ContextVar[ServerCall | None] = ContextVar("coordbench_server_call", default=None)
+CURRENT_SERVER_CALL: ContextVar[ServerCall | None] = ContextVar("coordbench_server_call", default=None)
+"""The server call whose work is running in this context; the hot paths read it directly."""
 
 
 def current_server_call() -> ServerCall | None:
     """The server call whose work is running in this context, if any."""
-    return _CURRENT_SERVER_CALL.get()
+    return CURRENT_SERVER_CALL.get()
 
 
 def set_server_call(call: ServerCall | None) -> object:
     """Make ``call`` current; returns a token for :func:`reset_server_call`."""
-    return _CURRENT_SERVER_CALL.set(call)
+    return CURRENT_SERVER_CALL.set(call)
 
 
 def reset_server_call(token: object) -> None:
     """Undo :func:`set_server_call`."""
-    _CURRENT_SERVER_CALL.reset(token)  # pyright: ignore[reportArgumentType]
+    CURRENT_SERVER_CALL.reset(token)  # pyright: ignore[reportArgumentType]
