@@ -74,13 +74,3 @@ CURRENT_SERVER_CALL: ContextVar[ServerCall | None] = ContextVar("coordbench_serv
 def current_server_call() -> ServerCall | None:
     """The server call whose work is running in this context, if any."""
     return CURRENT_SERVER_CALL.get()
-
-
-def set_server_call(call: ServerCall | None) -> object:
-    """Make ``call`` current; returns a token for :func:`reset_server_call`."""
-    return CURRENT_SERVER_CALL.set(call)
-
-
-def reset_server_call(token: object) -> None:
-    """Undo :func:`set_server_call`."""
-    CURRENT_SERVER_CALL.reset(token)  # pyright: ignore[reportArgumentType]
