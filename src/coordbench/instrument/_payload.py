@@ -21,7 +21,6 @@ __all__ = [
     "ends_stream",
     "estimate_tokens",
     "message_chars",
-    "message_digest",
     "message_facts",
     "parts_chars",
     "parts_text",
@@ -152,26 +151,18 @@ def artifacts_chars(artifacts: Iterable[Artifact]) -> int:
     return sum(parts_chars(a.parts) for a in artifacts)
 
 
-def message_digest(message: Message) -> str:
-    """BLAKE2b-64 of the message's parts (text as UTF-8, other parts as their encoding), hex.
-
-    Lets the backend spot repeated requests (same caller, callee and content) without the
-    content itself ever leaving the agent.
-    """
-    digest = hashlib.blake2b(digest_size=8)
-    for part in message.parts:
-        digest.update(part.text.encode() if part.WhichOneof("content") == "text" else part.SerializeToString())
-        digest.update(b"\x1f")
-    return digest.hexdigest()
-
-
 def message_facts(message: Message) -> tuple[int, str]:
-    """:func:`message_chars` and :func:`message_digest` of a message, in one pass over its parts.
+    r"""Size and digest of a message, in one pass over its parts.
+
+    The size is :func:`message_chars`. The digest is BLAKE2b-64, in hex, of the parts (text
+    as UTF-8, other parts as their encoding, each followed by ``0x1f``): it lets the backend
+    spot repeated requests (same caller, callee and content) without the content itself
+    ever leaving the agent.
 
     Example:
         >>> from a2a.helpers import new_text_message
-        >>> message = new_text_message("hello")
-        >>> message_facts(message) == (message_chars(message), message_digest(message))
+        >>> expected = hashlib.blake2b(b"hello\x1f", digest_size=8).hexdigest()
+        >>> message_facts(new_text_message("hello")) == (5, expected)
         True
     """
     chars = 0

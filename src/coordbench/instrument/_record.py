@@ -63,7 +63,7 @@ class CallRecord:
             chars, digest = _payload.message_facts(message)
             attrs[semconv.A2A_MESSAGE_DIGEST] = digest
             attrs[semconv.A2A_REQUEST_SIZE] = request.ByteSize()
-            attrs[semconv.GEN_AI_USAGE_INPUT_TOKENS] = -(-chars // _payload.CHARS_PER_TOKEN)  # estimate_tokens
+            attrs[semconv.GEN_AI_USAGE_INPUT_TOKENS] = _payload.estimate_tokens(chars)
             if STATE.capture_content and self.captures_content:
                 attrs[semconv.GEN_AI_INPUT_MESSAGES] = _payload.recorded_messages(
                     "user", [_payload.parts_text(message.parts)]

@@ -35,7 +35,7 @@ from coordbench.instrument._extensions import (
     stamp_timestamps,
     total_cost,
 )
-from coordbench.instrument._internal import internal_error, internal_errors
+from coordbench.instrument._internal import internal_error
 from coordbench.instrument._record import CallRecord, await_through, stream_through
 from coordbench.instrument._state import CURRENT_SERVER_CALL, STATE, ServerCall
 
@@ -67,13 +67,8 @@ SERVER_METHODS = (
 )
 
 
-def _headers(call_context: Any) -> Mapping[str, Any] | None:
-    """The request's HTTP headers, or its gRPC call metadata (keys lower-cased), if at hand."""
-    return _headers_in(_state_of(call_context))
-
-
 def _headers_in(state: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
-    """:func:`_headers`, from the call context's state already looked up."""
+    """The request's HTTP headers, or its gRPC call metadata (keys lower-cased), from its call context's state."""
     if state is None:
         return None
     headers = state.get("headers")
@@ -129,7 +124,7 @@ def parent_context(params: Any, call_context: Any) -> Context | None:
     Returns:
         The context to parent the server span on, or ``None`` to use the current one.
     """
-    return _parent_from(params, _headers(call_context))
+    return _parent_from(params, _headers_in(_state_of(call_context)))
 
 
 def _parent_from(params: Any, headers: Mapping[str, Any] | None) -> Context | None:
@@ -358,8 +353,10 @@ async def hold_server_call(work: Awaitable[None]) -> None:
         await work
     except BaseException as exc:
         if held and call is not None:
-            with internal_errors("recording an executor error"):
+            try:
                 record_error(call.span, exc)
+            except Exception as internal:
+                internal_error("recording an executor error", internal)
         raise
     finally:
         if held and call is not None:
