@@ -19,6 +19,7 @@ from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from opentelemetry.trace import Span, SpanKind
 
 from coordbench import semconv
+from coordbench.instrument._attributes import start_span
 from coordbench.instrument._extensions import read_response_trace, record_step, response_trace_json, total_cost
 from coordbench.instrument._internal import internal_error
 from coordbench.instrument._peer import Peer, peer_of
@@ -103,8 +104,9 @@ class _ClientCall(CallRecord):
         name = self.request_attributes(attrs, request, wire, peer.name)
         tracer = STATE.tracer
         assert tracer is not None  # noqa: S101 - callers check STATE.tracer first
-        self.span: Span = tracer.start_span(name, kind=SpanKind.CLIENT, attributes=attrs)
-        self.ctx = trace.set_span_in_context(self.span)
+        current = otel_context.get_current()  # looked up once for the sampler, the processors and the new context
+        self.span: Span = start_span(tracer, name, kind=SpanKind.CLIENT, attributes=attrs, context=current)
+        self.ctx = trace.set_span_in_context(self.span, current)
 
     def prepare(self, request: Any, context: ClientCallContext | None) -> tuple[Any, ClientCallContext]:
         """The request and call context to send: trace context in headers (and message metadata)."""

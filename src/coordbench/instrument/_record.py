@@ -10,11 +10,14 @@ from opentelemetry.trace import Span, Status, StatusCode
 
 from coordbench import semconv
 from coordbench.instrument import _payload
+from coordbench.instrument._attributes import set_attributes
 from coordbench.instrument._errors import record_error
 from coordbench.instrument._internal import internal_error
 from coordbench.instrument._state import STATE
 
 __all__ = ["CallRecord", "TracedCall", "aclose", "await_through", "stream_through"]
+
+_FAILED = TaskState.TASK_STATE_FAILED  # read once: each ``TaskState.X`` is a Python-level ``__getattr__``
 
 
 class CallRecord:
@@ -157,10 +160,10 @@ class CallRecord:
                 attrs[semconv.GEN_AI_OUTPUT_MESSAGES] = _payload.recorded_messages(
                     "assistant", [t for t in self.texts_out if t]
                 )
-        if not self.failed and self.state == TaskState.TASK_STATE_FAILED:
+        if not self.failed and self.state == _FAILED:
             attrs[semconv.ERROR_TYPE] = semconv.ERROR_TASK_FAILED
             span.set_status(Status(StatusCode.ERROR, "the agent reported the task as failed"))
-        span.set_attributes(attrs)
+        set_attributes(span, attrs)
         return True
 
 

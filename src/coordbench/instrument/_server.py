@@ -28,6 +28,7 @@ from opentelemetry.trace import SpanContext, SpanKind
 
 from coordbench import semconv
 from coordbench.instrument import _payload
+from coordbench.instrument._attributes import start_span
 from coordbench.instrument._errors import record_error
 from coordbench.instrument._extensions import (
     attach_response_trace,
@@ -243,7 +244,7 @@ class _ServerRequest(CallRecord):
         tracer = STATE.tracer
         assert tracer is not None  # noqa: S101 - callers check STATE.tracer first
         parent = _parent_from(params, headers)
-        span = tracer.start_span(name, context=parent, kind=SpanKind.SERVER, attributes=attrs)
+        span = start_span(tracer, name, context=parent, kind=SpanKind.SERVER, attributes=attrs)
         self.call = ServerCall(
             span=span,
             agent_name=agent,
