@@ -311,6 +311,36 @@ async def test_streamed_call_span_lasts_until_the_last_event(
     assert call.attributes[semconv.A2A_RESPONSE_EVENTS] >= 3  # task, working, artifact, completed
 
 
+async def test_a_streamed_server_span_covers_writing_the_final_event(span_exporter: RecordingSpanExporter) -> None:
+    """The SERVER span of a stream ends once its final event has gone out, not before it is written."""
+    open_at_final_write: list[bool] = []
+
+    def app(url: str) -> Any:
+        inner = create_a2a_app(build_agent_card("W", url, description="relay W"), RelayExecutor("W"))
+
+        async def watched(scope: Any, receive: Any, send: Any) -> None:
+            async def watching_send(message: dict[str, Any]) -> None:
+                if message["type"] == "http.response.body" and b"TASK_STATE_COMPLETED" in message.get("body", b""):
+                    ended = any(s.kind is SpanKind.SERVER for s in span_exporter.spans())
+                    open_at_final_write.append(not ended)
+                await send(message)
+
+            await inner(scope, receive, watching_send)
+
+        return watched
+
+    with LoopbackServer(app) as url:
+        client = AgentClient(url, streaming=True)
+        assert await client.ask("x") == ("TASK_STATE_COMPLETED", "W(x)")
+        spans = await span_exporter.wait_for_async(lambda s: servers(s, 1))
+        await client.close()
+    assert open_at_final_write == [True]
+    call = next(s for s in spans if s.kind is SpanKind.CLIENT)
+    server = next(s for s in spans if s.kind is SpanKind.SERVER)
+    assert server.parent_span_id == call.span_id
+    assert server.attributes[semconv.A2A_TASK_STATE] == "completed"
+
+
 @pytest.mark.parametrize("streaming", [False, True], ids=["send", "stream"])
 async def test_the_callers_own_code_between_events_runs_in_its_own_context(
     start_agent: StartAgent, tracer_provider: TracerProvider, span_exporter: RecordingSpanExporter, streaming: bool

@@ -88,6 +88,7 @@ class _ClientCall(CallRecord):
 
     __slots__ = ("ctx", "span")
     captures_content = True
+    ends_after_final_event = False
 
     def __init__(self, client: Any, method: ClientMethod, streaming: bool, request: Any) -> None:
         super().__init__(is_send=method is SEND_MESSAGE, streaming=streaming)

@@ -170,6 +170,15 @@ class CallRecord:
 class TracedCall(Protocol):
     """What :func:`stream_through` needs from a client call or a server request."""
 
+    ends_after_final_event: bool
+    """End the span once the final event has been taken on, not before it is handed over.
+
+    A server's final event is taken on by a2a-sdk, which writes it to the caller and then asks
+    for the next one: ending there keeps the span's end work off the answer's way and lets the
+    SERVER span cover the answer's sending. A caller may stop iterating at its final event and
+    never ask again, so a client call ends before handing it over.
+    """
+
     def enter(self) -> object:
         """Make the call's context current; returns what :meth:`leave` needs to undo it."""
         ...
@@ -207,10 +216,12 @@ async def stream_through(
     and returns the wrapped a2a-sdk stream and the call to account to (``None`` passes the
     events through untouched). The context is entered only around each step of the stream,
     never across a ``yield``, so the consumer's code between events runs in its own context.
-    The span ends at the final event: callers usually stop iterating there, and an abandoned
-    generator is only closed when it is collected. What the stream does after its final
-    event (closing the HTTP response, usually nothing else) runs outside the ended span,
-    untouched. A consumer that stops early (``aclose``) ends the span without an error.
+    A client call's span ends at the final event, before handing it over: callers usually stop
+    iterating there, and an abandoned generator is only closed when it is collected. A server
+    request's span (``ends_after_final_event``) ends once the final event has been taken on,
+    when a2a-sdk, having written it to the caller, asks for more. What the stream does after
+    its final event (closing the HTTP response, usually nothing else) runs outside the ended
+    span, untouched. A consumer that stops early (``aclose``) ends the span without an error.
     """
     inner, call = start()
     if call is None:
@@ -228,13 +239,18 @@ async def stream_through(
                 call.leave(token)
             try:
                 final = call.observe_event(event)
-                if final:
+                if final and not call.ends_after_final_event:
                     call.finish()
             except Exception as exc:
                 internal_error("recording a response event", exc)
                 final = False
             yield event
             if final:
+                if call.ends_after_final_event:  # taken on: a2a-sdk has written it and asks for more
+                    try:
+                        call.finish()
+                    except Exception as exc:
+                        internal_error("ending a span", exc)
                 break
         while True:  # the call is over: pass the rest through
             try:

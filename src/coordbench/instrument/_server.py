@@ -210,6 +210,7 @@ class _ServerRequest(CallRecord):
     """The SERVER span of one request, and what it learns from the response."""
 
     __slots__ = ("call", "ctx")
+    ends_after_final_event = True
 
     def __init__(self, handler: Any, method: ServerMethod, params: Any, call_context: Any) -> None:
         super().__init__(is_send=method.is_send, streaming=method.stream)
