@@ -1,8 +1,9 @@
 """Per-call overhead of A2AInstrumentor on a loopback A2A call.
 
 A task-mode agent (task, working, artifact, completed) is served by uvicorn on 127.0.0.1,
-first on a thread of this process, then in processes of its own (``benchmarks.overhead_agent``,
-one per agent-side setting); cached a2a-sdk clients call it from this process. Blocks of
+first on a thread of this process (free to run on any core, then with the whole process
+pinned to one core), then in processes of its own (``benchmarks.overhead_agent``, one per
+agent-side setting); cached a2a-sdk clients call it from this process. Blocks of
 calls rotate between the modes below, so all see the same machine state:
 
 - ``sdk-defaults``: not instrumented, a2a-sdk as installed. Its own telemetry decorators are
@@ -53,12 +54,14 @@ cost per call in a warm loop, at each end.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
+import os
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -192,11 +195,19 @@ class GcClock:
 class Result:
     streaming: bool
     processes: int = 1
+    one_core: bool = False
+    """One process, all its threads pinned to one core."""
     samples: dict[str, list[int]] = field(default_factory=lambda: {m: [] for m in ALL_MODES})
     gc_young_ns: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ALL_MODES, 0))
     gc_full: dict[str, tuple[int, int]] = field(default_factory=lambda: dict.fromkeys(ALL_MODES, (0, 0)))
     """Per mode: full collections during its blocks, and their total ns."""
     spans: int = 0
+
+    @property
+    def setup(self) -> str:
+        if self.processes == 2:
+            return "two processes"
+        return "one process, one core" if self.one_core else "one process"
 
     def young_gc_us_per_call(self, mode: str) -> float:
         return self.gc_young_ns[mode] / len(self.samples[mode]) / 1e3
@@ -227,7 +238,11 @@ class Result:
 
 
 async def _measure(
-    url_of: Callable[[str], str], streaming: bool, processes: int = 1, modes: tuple[str, ...] = MODES
+    url_of: Callable[[str], str],
+    streaming: bool,
+    processes: int = 1,
+    modes: tuple[str, ...] = MODES,
+    one_core: bool = False,
 ) -> Result:
     """Rotate blocks over ``modes``; ``url_of(mode)`` is the agent each mode calls."""
     exporter = CountingExporter()
@@ -235,7 +250,7 @@ async def _measure(
     provider.add_span_processor(BatchSpanProcessor(exporter, max_queue_size=100_000))
     unsampled = TracerProvider(sampler=ALWAYS_OFF)
     instrumentor = A2AInstrumentor()
-    result = Result(streaming, processes)
+    result = Result(streaming, processes, one_core)
     async with httpx.AsyncClient(timeout=30) as http:
         clients: dict[str, Client] = {}
         for url in sorted({url_of(mode) for mode in modes}):
@@ -519,12 +534,32 @@ def _start_agent(mode: str) -> tuple[subprocess.Popen[bytes], str]:
     raise RuntimeError(f"benchmark agent ({mode}) did not start")
 
 
+@contextlib.contextmanager
+def _on_one_core() -> Iterator[int]:
+    """Pin every thread of this process (and those it starts meanwhile) to one core; yields the core."""
+    threads = [int(tid) for tid in os.listdir("/proc/self/task")]
+    before = {tid: os.sched_getaffinity(tid) for tid in threads}
+    core = min(os.sched_getaffinity(0))
+    for tid in threads:
+        os.sched_setaffinity(tid, {core})
+    try:
+        yield core
+    finally:
+        for tid, cpus in before.items():
+            with contextlib.suppress(ProcessLookupError):  # a thread that has finished since
+                os.sched_setaffinity(tid, cpus)
+
+
 def run() -> Outcome:
-    """Non-streaming and streaming calls, agent in this process, then agents in their own processes."""
+    """Calls to an agent in this process (free, then on one core), then to agents in their own processes."""
     with LoopbackServer(
         lambda url: create_a2a_app(build_agent_card("bench", url, description="bench"), Worker())
     ) as url:
         results = [asyncio.run(_measure(lambda _mode: url, streaming)) for streaming in (False, True)]
+        with _on_one_core():
+            results += [
+                asyncio.run(_measure(lambda _mode: url, streaming, one_core=True)) for streaming in (False, True)
+            ]
         spans, wrappers = asyncio.run(_capture_and_replay(url))
         floor = sdk_floor(spans)
     agents = {mode: _start_agent(mode) for mode in sorted(set(AGENT_OF_MODE.values()))}
@@ -590,7 +625,7 @@ def _paired_lines(results: Sequence[Result]) -> list[str]:
     for r in results:
         overhead, ratio = r.paired_overhead("traced"), r.paired_ratio("traced")
         lines.append(
-            f"| {'one process' if r.processes == 1 else 'two processes'} "
+            f"| {r.setup} "
             f"| {'streaming' if r.streaming else 'non-streaming'} | {overhead.rounds} "
             f"| {_interval(overhead, '+,.0f')} | {_interval(ratio, '.3f')} "
             f"| {verdict(overhead, OVERHEAD_TARGET_US)} | {verdict(ratio, RATIO_TARGET)} |"
@@ -624,7 +659,7 @@ def report(outcome: Outcome) -> str:
     """The markdown section for docs/benchmarks.md."""
     results, floor = outcome.calls, outcome.floor
     quiet = next(r for r in results if r.processes == 1 and not r.streaming).median_us("sdk-quiet")
-    one_process = [r for r in results if r.processes == 1]
+    one_process = [r for r in results if r.processes == 1 and not r.one_core]
     lines = [
         "## Instrumentation overhead (`benchmarks/instrumentation_overhead.py`)",
         "",
@@ -640,9 +675,14 @@ def report(outcome: Outcome) -> str:
         "metadata) and "
         "`unsampled` (A2AInstrumentor on with an ALWAYS_OFF sampler: context propagated, no span recorded). "
         "*One process*: client and agent share the process (the agent on a uvicorn thread), so the cost of "
-        "tracing both ends is counted in one heap. *Two processes*: the agent runs in its own process, one per "
-        "agent-side setting (as installed, quiet, stripped, traced, unsampled), as in a real deployment; the "
-        "call still waits for both ends, so both costs are counted. Spans exported are this (the client's) "
+        "tracing both ends is counted in one heap. *One process, one core*: the same with every thread of the "
+        "process pinned to one core. Unpinned, the client's and the agent's event loops hand the interpreter "
+        "lock to each other at every message, and the scheduler may put the two threads on different cores, "
+        "so a hand-over also crosses cores; pinned, none does, and the difference between the two rows is what "
+        "those crossings cost (more events, more crossings). *Two processes*: the agent "
+        "runs in its own process, one per agent-side setting (as installed, quiet, stripped, traced, "
+        "unsampled), as in a real deployment; the call still waits for both ends, so both costs are counted. "
+        "Spans exported are this (the client's) "
         "process's.",
         "",
         "| agent | call | calls/mode | sdk-defaults median (µs) | sdk-quiet median (µs) | traced median (µs) "
@@ -655,7 +695,7 @@ def report(outcome: Outcome) -> str:
     for r in results:
         base = "sdk-quiet"
         lines.append(
-            f"| {'one process' if r.processes == 1 else 'two processes'} "
+            f"| {r.setup} "
             f"| {'streaming' if r.streaming else 'non-streaming'} | {len(r.samples['traced']):,} "
             f"| {r.median_us('sdk-defaults'):,.0f} | {r.median_us(base):,.0f} | {r.median_us('traced'):,.0f} "
             f"| {r.median_us('traced') / r.median_us(base):.3f} "
