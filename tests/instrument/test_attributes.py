@@ -176,18 +176,39 @@ def test_the_shortcut_is_taken_for_the_sdk_samplers_and_processors_that_ignore_a
 def test_the_installed_sdk_has_the_internals_the_shortcut_writes_to() -> None:
     # if an SDK upgrade changes them, this fails and the shortcut has quietly turned itself off
     span = TracerProvider().get_tracer("test").start_span("x")
-    assert _attributes._SDK_SPAN is type(span)  # pyright: ignore[reportPrivateUsage]
+    assert _attributes._internals_fit(span) is True  # pyright: ignore[reportPrivateUsage]
+    assert _attributes._internals_fit(NoOpTracer().start_span("x")) is False  # pyright: ignore[reportPrivateUsage]
+
+
+def test_a_span_class_with_its_own_set_attributes_gets_it_called() -> None:
+    sdk_span = TracerProvider().get_tracer("test").start_span("x")
+    calls: list[dict[str, Any]] = []
+
+    class Filtering(type(sdk_span)):  # a vendor's span that filters what is set on it
+        def set_attributes(self, attributes: Any) -> None:
+            calls.append(dict(attributes))
+
+    span = Filtering(name="x", context=sdk_span.get_span_context())
+    span.start()
+    _attributes.set_attributes(span, END)
+    assert calls == [END]
+    assert dict(span.attributes or {}) == {}
 
 
 def test_without_those_internals_everything_takes_the_public_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_attributes, "_SDK_SPAN", None)
+    monkeypatch.setattr(_attributes, "_internals_fit", lambda span: False)
+    written: list[dict[str, Any]] = []
+    public = Span.set_attributes
+
+    def spy(span: Span, attributes: Any) -> None:
+        written.append(dict(attributes))
+        public(span, attributes)
+
+    monkeypatch.setattr(Span, "set_attributes", spy)
     expected = _as_recorded(_record(_provider(), START, END, shortcut=False))
-    probe = _OnStartProbe()
-    provider = _provider()
-    provider.add_span_processor(probe)
-    monkeypatch.setattr(_attributes, "_may_start_bare", lambda tracer: True)  # the start check alone would allow it
-    assert _as_recorded(_record(provider, START, END, shortcut=True)) == expected
-    assert probe.at_start == [START]
+    written.clear()
+    assert _as_recorded(_record(_provider(), START, END, shortcut=True)) == expected
+    assert written == [START, END]  # both went through the SDK
 
 
 def test_an_ended_span_keeps_its_attributes_and_says_why(caplog: pytest.LogCaptureFixture) -> None:

@@ -11,8 +11,8 @@ The shortcut reads SDK internals (``_Span._attributes``, ``BoundedAttributes._di
 is taken only when everything it relies on is exactly as expected, and falls back to the
 public API otherwise:
 
-- the SDK's span has the internals it writes to (checked once, at import);
-- the span is the SDK's ``_Span`` and its attributes a mutable ``BoundedAttributes``;
+- the span is the SDK's, with the internals it writes to (checked once per span class) and
+  its attributes still mutable;
 - the span's limits leave room for every attribute and do not truncate values;
 - every value is a ``str``, ``bool``, ``int``, ``float``, or a tuple of ``str``;
 - at start, also: the sampler is one of the SDK's that never reads attributes, and every span
@@ -29,9 +29,10 @@ from typing import Any, cast
 
 from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.context import Context
-from opentelemetry.sdk.trace import SynchronousMultiSpanProcessor, Tracer, TracerProvider
+from opentelemetry.sdk.trace import Span as SdkSpan
+from opentelemetry.sdk.trace import SynchronousMultiSpanProcessor, Tracer
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
-from opentelemetry.sdk.trace.sampling import ALWAYS_ON, ParentBased, Sampler, StaticSampler, TraceIdRatioBased
+from opentelemetry.sdk.trace.sampling import ParentBased, Sampler, StaticSampler, TraceIdRatioBased
 from opentelemetry.trace import Span, SpanKind
 from opentelemetry.trace import Tracer as ApiTracer
 
@@ -51,27 +52,31 @@ _PARENT_BASED_DELEGATES = (
 )
 
 
-def _sdk_span_class() -> type[Span] | None:
-    """The SDK's recording span class, if its internals are the ones the shortcut writes to; else ``None``."""
-    provider = TracerProvider(sampler=ALWAYS_ON, shutdown_on_exit=False)
-    span = provider.get_tracer(__name__).start_span("coordbench internals probe")
-    try:
+_FITS: dict[type[object], bool] = {}
+"""Per span class: whether it is the SDK's, with the internals the shortcut writes to."""
+
+
+def _internals_fit(span: object) -> bool:
+    """Whether ``span``'s class is the SDK's span with the internals the shortcut writes to (checked once per class).
+
+    An SDK release that renames them, or a span class that overrides ``set_attributes``,
+    gets the public path.
+    """
+    kind = type(span)
+    fits = _FITS.get(kind)
+    if fits is None:
         bounded = getattr(span, "_attributes", None)
         fits = (
-            type(bounded) is BoundedAttributes
+            isinstance(span, SdkSpan)
+            and getattr(kind, "set_attributes", None) is SdkSpan.set_attributes
+            and type(bounded) is BoundedAttributes
             and type(getattr(bounded, "_dict", None)) is dict
             and type(getattr(bounded, "_immutable", None)) is bool
             and hasattr(bounded, "_lock")
             and hasattr(span, "_lock")
-            and getattr(span, "end_time", 0) is None
         )
-    finally:
-        span.end()
-    return type(span) if fits else None
-
-
-_SDK_SPAN = _sdk_span_class()
-"""Checked once, at import: an SDK whose internals differ gets the public path everywhere."""
+        _FITS[kind] = fits
+    return fits
 
 
 def _plain(attributes: Mapping[str, object]) -> bool:
@@ -98,27 +103,31 @@ def _blind(sampler: Sampler) -> bool:
 
 
 class _StartCheck:
-    """Whether a tracer may start spans without their attributes (cached per sampler and processor set)."""
+    """Whether a tracer may start spans without their attributes (cached per sampler and processor set).
 
-    __slots__ = ("_key", "_ok")
+    ``add_span_processor`` replaces the provider's processor tuple, so a processor added later
+    is seen at the next span. The verdict is kept with what it was made for in one tuple,
+    read and replaced whole, so threads never pair one tracer's verdict with another's.
+    """
+
+    __slots__ = ("_last",)
 
     def __init__(self) -> None:
-        self._key: tuple[object, object] | None = None
-        self._ok = False
+        self._last: tuple[object, object, bool] = (None, None, False)
 
     def __call__(self, tracer: Tracer) -> bool:
         multi = tracer.span_processor
         processors: object = getattr(multi, "_span_processors", None)
-        key = (tracer.sampler, processors)
-        if self._key is not None and key[0] is self._key[0] and key[1] is self._key[1]:
-            return self._ok
+        sampler, seen, ok = self._last
+        if sampler is tracer.sampler and seen is processors and processors is not None:
+            return ok
         ok = (
             type(multi) is SynchronousMultiSpanProcessor
             and isinstance(processors, tuple)
             and all(type(p) in _QUIET_PROCESSORS for p in cast("tuple[object, ...]", processors))
             and _blind(tracer.sampler)
         )
-        self._key, self._ok = key, ok
+        self._last = (tracer.sampler, processors, ok)
         return ok
 
 
@@ -127,9 +136,9 @@ _may_start_bare = _StartCheck()
 
 def _write(span: Span, attributes: Mapping[str, Any]) -> bool:
     """Write ``attributes`` straight into an SDK span's attributes; ``False`` when the shortcut does not apply."""
-    if _SDK_SPAN is None or type(span) is not _SDK_SPAN:
+    if not _internals_fit(span):
         return False
-    sdk_span: Any = span  # the SDK's ``_Span``, with the internals ``_sdk_span_class`` checked
+    sdk_span: Any = span  # the SDK's span, with the internals ``_internals_fit`` checked
     bounded: BoundedAttributes = sdk_span._attributes
     if type(bounded) is not BoundedAttributes or bounded.max_value_len is not None or not _plain(attributes):
         return False
@@ -160,7 +169,7 @@ def start_span(
         attributes: The span's first attributes: plain values built by our own code.
         context: The parent context (``None``: the current one).
     """
-    if _SDK_SPAN is not None and type(tracer) is Tracer and _may_start_bare(tracer):
+    if type(tracer) is Tracer and _may_start_bare(tracer):
         span = tracer.start_span(name, context=context, kind=kind)
         if not span.is_recording() or _write(span, attributes):
             return span
