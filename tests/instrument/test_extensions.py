@@ -152,3 +152,51 @@ async def test_parallel_fan_out_and_concurrent_requests_keep_traces_and_steps_ap
             d_trace = peer_call.step_action.response_trace
             assert d_trace is not None
             assert [s.step_action for s in d_trace.steps] == [ToolInvocation("lookup", {"query": asked})]
+
+
+def test_stamp_timestamps_stamps_every_message_and_artifact_of_an_event_once() -> None:
+    from a2a.helpers import new_text_message
+    from a2a.types import Artifact, Message, Part, Role, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent
+
+    from coordbench.instrument._extensions import stamp_timestamps
+    from coordbench.steps import parse_timestamp
+
+    key = semconv.TIMESTAMP_METADATA_KEY
+
+    def stamps(*holders: Message | Artifact) -> list[str]:
+        return [h.metadata.fields[key].string_value if key in h.metadata.fields else "" for h in holders]
+
+    task = Task(id="t", context_id="c")
+    task.artifacts.append(Artifact(artifact_id="a1", parts=[Part(text="x")]))
+    task.artifacts.append(Artifact(artifact_id="a2", parts=[Part(text="y")]))
+    task.status.message.CopyFrom(new_text_message("done", role=Role.ROLE_AGENT))
+    stamp_timestamps(task)
+    first = stamps(task.artifacts[0], task.artifacts[1], task.status.message)
+    assert first[0] and len(set(first)) == 1  # one time for the whole event
+    assert parse_timestamp(first[0]) > 0
+
+    for spelling in semconv.TIMESTAMP_METADATA_KEYS:  # the agent's own stamp stays, under either spelling
+        own = new_text_message("mine", role=Role.ROLE_AGENT)
+        own.metadata.update({spelling: "2020-01-01T00:00:00Z"})
+        before = own.SerializeToString()
+        stamp_timestamps(own)
+        assert own.SerializeToString() == before
+
+    snapshot = Task(id="t", context_id="c")  # artifacts, no status message
+    snapshot.artifacts.append(Artifact(artifact_id="a", parts=[Part(text="x")]))
+    stamp_timestamps(snapshot)
+    assert all(stamps(snapshot.artifacts[0]))
+
+    bare = Task(id="t", context_id="c")
+    update = TaskStatusUpdateEvent(task_id="t", context_id="c")
+    stamp_timestamps(bare)
+    stamp_timestamps(update)
+    assert not bare.HasField("status") and bare.ByteSize() == Task(id="t", context_id="c").ByteSize()
+    assert not update.status.HasField("message")
+
+    artifact_update = TaskArtifactUpdateEvent(task_id="t", context_id="c")
+    artifact_update.artifact.CopyFrom(Artifact(artifact_id="a", parts=[Part(text="z")]))
+    message = new_text_message("hi", role=Role.ROLE_AGENT)
+    stamp_timestamps(artifact_update)
+    stamp_timestamps(message)
+    assert all(stamps(artifact_update.artifact, message))

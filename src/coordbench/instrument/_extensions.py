@@ -109,27 +109,30 @@ _TIMESTAMP_KEY = semconv.TIMESTAMP_METADATA_KEY
 _TIMESTAMP_KEYS = semconv.TIMESTAMP_METADATA_KEYS
 
 
-def _stamp(holders: Iterable[Message | Artifact], now: str) -> None:
+def _stamp(holders: Iterable[Message | Artifact]) -> None:
+    now = ""  # formatted on first need: most events (status updates without a message) have nothing to stamp
     for holder in holders:
         fields = holder.metadata.fields
         for key in _TIMESTAMP_KEYS:
             if key in fields:
                 break
         else:
+            if not now:
+                now = format_timestamp(time.time_ns())
             # the map entry directly: ``Struct.update`` is Python-level and several times slower
             fields[_TIMESTAMP_KEY].string_value = now
 
 
 def stamp_timestamps(event: Any) -> None:
-    """Stamp the messages and artifacts of a response event with the current time (RFC 3339)."""
-    now = format_timestamp(time.time_ns())
+    """Stamp the messages and artifacts of a response event with the current time (RFC 3339), one time per event."""
     if isinstance(event, Message):
-        _stamp([event], now)
+        _stamp((event,))
     elif isinstance(event, TaskArtifactUpdateEvent):
-        _stamp([event.artifact], now)
+        _stamp((event.artifact,))
     elif isinstance(event, Task):
-        _stamp(event.artifacts, now)
         if event.status.HasField("message"):
-            _stamp([event.status.message], now)
+            _stamp([*event.artifacts, event.status.message])
+        elif event.artifacts:
+            _stamp(event.artifacts)
     elif isinstance(event, TaskStatusUpdateEvent) and event.status.HasField("message"):
-        _stamp([event.status.message], now)
+        _stamp((event.status.message,))
