@@ -140,7 +140,7 @@ def _write(span: Span, attributes: Mapping[str, Any]) -> bool:
         return False
     sdk_span: Any = span  # the SDK's span, with the internals ``_internals_fit`` checked
     bounded: BoundedAttributes = sdk_span._attributes
-    if type(bounded) is not BoundedAttributes or bounded.max_value_len is not None or not _plain(attributes):
+    if bounded.max_value_len is not None or not _plain(attributes):
         return False
     with sdk_span._lock:  # the lock ``Span.set_attributes`` takes
         if sdk_span.end_time is not None or bounded._immutable:  # pyright: ignore[reportPrivateUsage]

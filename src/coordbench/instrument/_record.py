@@ -200,6 +200,14 @@ class TracedCall(Protocol):
         ...
 
 
+def _finish(call: TracedCall) -> None:
+    """End ``call``'s span; a failure of ours is logged (raised under pytest), never the caller's."""
+    try:
+        call.finish()
+    except Exception as exc:
+        internal_error("ending a span", exc)
+
+
 async def aclose(generator: Any) -> None:
     """Close an async generator (anything with ``aclose``)."""
     close = getattr(generator, "aclose", None)
@@ -247,10 +255,7 @@ async def stream_through(
             yield event
             if final:
                 if call.ends_after_final_event:  # taken on: a2a-sdk has written it and asks for more
-                    try:
-                        call.finish()
-                    except Exception as exc:
-                        internal_error("ending a span", exc)
+                    _finish(call)
                 break
         while True:  # the call is over: pass the rest through
             try:
@@ -265,10 +270,7 @@ async def stream_through(
         raise
     finally:
         await aclose(inner)
-        try:
-            call.finish()
-        except Exception as exc:
-            internal_error("ending a span", exc)
+        _finish(call)
 
 
 async def await_through(work: Awaitable[Any], call: TracedCall | None) -> Any:
@@ -288,8 +290,5 @@ async def await_through(work: Awaitable[Any], call: TracedCall | None) -> Any:
             internal_error("recording a response", exc)
     finally:
         call.leave(token)
-        try:
-            call.finish()
-        except Exception as exc:
-            internal_error("ending a span", exc)
+        _finish(call)
     return result
