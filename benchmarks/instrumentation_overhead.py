@@ -638,6 +638,30 @@ def _paired_lines(results: Sequence[Result]) -> list[str]:
     return lines
 
 
+_BREAKDOWN = (
+    ("serving the extensions", "traced", "traced-no-ext"),
+    ("trace context in message metadata too", "traced", "traced-no-meta"),
+    ("recording the spans", "traced", "unsampled"),
+    ("propagation and bookkeeping, net of the decorators taken out", "unsampled", "sdk-quiet"),
+)
+"""Parts of the overhead, each the paired difference of two modes that differ in that part only."""
+
+
+def _breakdown_lines(results: Sequence[Result]) -> list[str]:
+    lines = [
+        "Where the overhead goes: each part is the paired difference (µs, median [95% CI], paired by round as "
+        "above) between two modes that differ in that part only. The parts are medians of different "
+        "differences, so they need not add up to the total exactly.",
+        "",
+        "| agent | call | " + " | ".join(f"{name} ({a} minus {b})" for name, a, b in _BREAKDOWN) + " |",
+        "|---|---|" + "---:|" * len(_BREAKDOWN),
+    ]
+    for r in results:
+        cells = " | ".join(_interval(r.paired_overhead(a, b), "+,.0f") for _name, a, b in _BREAKDOWN)
+        lines.append(f"| {r.setup} | {'streaming' if r.streaming else 'non-streaming'} | {cells} |")
+    return lines
+
+
 def _gc_lines(one_process: Sequence[Result]) -> list[str]:
     def young(mode: str) -> str:
         return " · ".join(f"{r.young_gc_us_per_call(mode):,.1f}" for r in one_process)
@@ -730,7 +754,7 @@ def report(outcome: Outcome) -> str:
                 f"| {'streaming' if r.streaming else 'non-streaming'} | {quiet_us:,.0f} | {cells[0]} | {cells[1]} "
                 f"| +{r.median_us('traced') - quiet_us:,.0f} |"
             )
-    lines += ["", *_paired_lines(results), "", *_gc_lines(one_process), ""]
+    lines += ["", *_paired_lines(results), "", *_breakdown_lines(results), "", *_gc_lines(one_process), ""]
     lines += [
         f"OpenTelemetry SDK floor: recording one traced call's CLIENT and SERVER span ({floor.attributes} "
         "attributes between them, captured from a real call) through a TracerProvider and BatchSpanProcessor, "
