@@ -16,7 +16,6 @@ from coordbench import __version__, semconv
 from coordbench.instrument import _client, _server
 from coordbench.instrument._sdk_spans import restore_sdk_spans, suppress_sdk_spans
 from coordbench.instrument._state import STATE
-from coordbench.instrument._validation import restore_metadata_walk, skip_metadata_walk
 
 __all__ = ["A2AInstrumentor"]
 
@@ -38,9 +37,7 @@ class A2AInstrumentor(BaseInstrumentor):
     metadata, and asks for the traceability and timestamp extensions. Server side, each
     request a ``DefaultRequestHandler`` (or ``LegacyRequestHandler``) serves becomes a SERVER
     span, child of the caller's span, open until the agent's executor has finished.
-    a2a-sdk's own spans are suppressed (they are unlinked and about 55 per request), and its
-    check of required request fields skips the metadata it can find nothing in (the trace
-    context we carry there would otherwise cost the callee ~14 µs; see ``_validation``).
+    a2a-sdk's own spans are suppressed (they are unlinked and about 55 per request).
 
     Use ``A2AInstrumentor().instrument(tracer_provider=provider)``, or run the agent under
     ``opentelemetry-instrument``, which finds this class through the
@@ -83,7 +80,6 @@ class A2AInstrumentor(BaseInstrumentor):
         STATE.capture_content = bool(capture)
         if kwargs.get("suppress_sdk_spans", True):
             suppress_sdk_spans()
-        skip_metadata_walk()
         self._wrapped = []
         for method in _client.CLIENT_METHODS:
             wrapper = _client.wrap_stream(method) if method.stream else _client.wrap_unary(method)
@@ -102,7 +98,6 @@ class A2AInstrumentor(BaseInstrumentor):
             unwrap(cls, attr)
         self._wrapped = []
         restore_sdk_spans()
-        restore_metadata_walk()
         STATE.tracer = None
         STATE.request_extensions = True
         STATE.capture_content = False
