@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from importlib.metadata import entry_points
-from typing import Any
+from typing import Any, cast
 
 import a2a.utils.telemetry
 import pytest
@@ -21,6 +22,7 @@ from opentelemetry.trace import SpanKind
 
 from agents.relay import AgentClient
 from conftest import StartAgent
+from coordbench import semconv
 from coordbench.instrument import A2AInstrumentor
 from coordbench.testing import RecordingSpanExporter
 
@@ -152,6 +154,68 @@ async def test_extensions_request_can_be_turned_off(
     seen = json.loads(text)
     assert seen["extensions"] == []
     assert seen["header_traceparent"] is not None
+
+
+@pytest.mark.parametrize(
+    ("requested", "expected"),
+    [
+        (True, sorted([semconv.TRACEABILITY_EXTENSION_URI, semconv.TIMESTAMP_EXTENSION_URI])),
+        ([semconv.TRACEABILITY_EXTENSION_URI], [semconv.TRACEABILITY_EXTENSION_URI]),
+        ((semconv.TIMESTAMP_EXTENSION_URI_SPEC,), [semconv.TIMESTAMP_EXTENSION_URI_SPEC]),
+        ({semconv.TRACEABILITY_EXTENSION_URI, semconv.TIMESTAMP_EXTENSION_URI}, None),
+        ([], []),
+    ],
+    ids=["all", "steps-only", "timestamps-spec-spelling", "set", "none"],
+)
+async def test_the_extensions_asked_for_can_be_chosen(
+    start_agent: StartAgent,
+    tracer_provider: TracerProvider,
+    span_exporter: RecordingSpanExporter,
+    requested: object,
+    expected: list[str] | None,
+) -> None:
+    """Asking for the steps without the timestamps: the callee sees exactly the URIs given, and stamps nothing."""
+    import json
+
+    from support.responses import final_payloads
+
+    if expected is None:
+        expected = sorted(cast("set[str]", requested))
+    url = start_agent("Probe", behaviour="probe")
+    A2AInstrumentor().instrument(tracer_provider=tracer_provider, request_extensions=requested)
+    try:
+        client = AgentClient(url, streaming=False)
+        _state, text = await client.ask("hi")
+        await client.close()
+        plain = start_agent("Plain")
+        payloads = json.dumps(await final_payloads(plain, streaming=True))
+    finally:
+        A2AInstrumentor().uninstrument()
+    assert json.loads(text)["extensions"] == expected
+    stamped = any(uri in semconv.TIMESTAMP_EXTENSION_URIS for uri in expected)
+    assert any(key in payloads for key in semconv.TIMESTAMP_METADATA_KEYS) is stamped
+
+
+@pytest.mark.parametrize(
+    ("requested", "error", "message"),
+    [
+        (semconv.TRACEABILITY_EXTENSION_URI, TypeError, "not str"),
+        (1, TypeError, "not int 1"),
+        ([semconv.TRACEABILITY_EXTENSION_URI, 7], TypeError, "a string, not int 7"),
+        (["https://example.com/ext/v1"], ValueError, "'https://example.com/ext/v1' is not one of"),
+    ],
+    ids=["bare-string", "number", "non-string-uri", "unknown-uri"],
+)
+def test_a_bad_extensions_choice_is_refused_before_anything_is_instrumented(
+    requested: object, error: type[Exception], message: str
+) -> None:
+    from coordbench.instrument._state import STATE
+
+    instrumentor = A2AInstrumentor()
+    with pytest.raises(error, match=re.escape(message)):
+        instrumentor.instrument(request_extensions=requested)
+    assert STATE.tracer is None
+    assert not instrumentor.is_instrumented_by_opentelemetry
 
 
 async def test_message_content_is_not_recorded_by_default(

@@ -7,9 +7,9 @@ gRPC, against 1.0 and 0.3 agents. The span covers a streamed response until its 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from a2a.client import ClientCallContext
 from a2a.types import SendMessageRequest, StreamResponse
@@ -26,7 +26,7 @@ from coordbench.instrument._peer import Peer, peer_of
 from coordbench.instrument._record import CallRecord, await_through, stream_through
 from coordbench.instrument._state import CURRENT_SERVER_CALL, STATE
 
-__all__ = ["CLIENT_METHODS", "ClientMethod", "wrap_stream", "wrap_unary"]
+__all__ = ["CLIENT_METHODS", "ClientMethod", "extensions_to_request", "wrap_stream", "wrap_unary"]
 
 _TRACE_EXTENSIONS = (semconv.TRACEABILITY_EXTENSION_URI, semconv.TIMESTAMP_EXTENSION_URI)
 
@@ -72,14 +72,53 @@ def _is_streaming(client: Any) -> bool:
     return bool(getattr(config, "streaming", False)) and bool(card is not None and card.capabilities.streaming)
 
 
-_EXTENSIONS_VALUE = ",".join(sorted(_TRACE_EXTENSIONS))
+_REQUESTABLE = frozenset({semconv.TRACEABILITY_EXTENSION_URI, *semconv.TIMESTAMP_EXTENSION_URIS})
 
 
-def _merge_extensions(existing: str | None) -> str:
+def extensions_to_request(value: object) -> tuple[str, ...]:
+    """The extension URIs a client asks callees for, from ``instrument(request_extensions=...)``.
+
+    Args:
+        value: ``True`` (or ``None``, not given): the traceability and timestamp extensions;
+            ``False``: none; or a collection of those URIs (either spelling of the timestamp
+            URI), to ask for some only (the timestamps cost a callee a metadata entry per
+            message and artifact, converted to and from JSON).
+
+    Returns:
+        The URIs, sorted and without repeats.
+
+    Raises:
+        TypeError: If ``value`` is a string or not a collection of strings.
+        ValueError: If a URI is not one of the two extensions.
+
+    Example:
+        >>> extensions_to_request([semconv.TRACEABILITY_EXTENSION_URI])
+        ('https://github.com/a2aproject/a2a-samples/extensions/traceability/v1',)
+    """
+    if value is None or value is True:
+        return tuple(sorted(_TRACE_EXTENSIONS))
+    if value is False:
+        return ()
+    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+        raise TypeError(
+            "request_extensions takes True, False or a collection of extension URIs, "
+            f"not {type(value).__name__} {value!r}"
+        )
+    uris: set[str] = set()
+    for uri in cast("Iterable[object]", value):
+        if not isinstance(uri, str):
+            raise TypeError(f"request_extensions: an extension URI is a string, not {type(uri).__name__} {uri!r}")
+        if uri not in _REQUESTABLE:
+            raise ValueError(f"request_extensions: {uri!r} is not one of {', '.join(sorted(_REQUESTABLE))}")
+        uris.add(uri)
+    return tuple(sorted(uris))
+
+
+def _merge_extensions(existing: str | None, requested: tuple[str, ...]) -> str:
     if not existing:
-        return _EXTENSIONS_VALUE
+        return ",".join(requested)
     uris = {u.strip() for u in existing.split(",") if u.strip()}
-    uris.update(_TRACE_EXTENSIONS)
+    uris.update(requested)
     return ",".join(sorted(uris))
 
 
@@ -115,8 +154,9 @@ class _ClientCall(CallRecord):
         propagate.inject(carrier, context=self.ctx)
         params: dict[str, str] = dict(context.service_parameters or {}) if context is not None else {}
         params.update(carrier)
-        if STATE.request_extensions:
-            params[semconv.EXTENSIONS_HEADER] = _merge_extensions(params.get(semconv.EXTENSIONS_HEADER))
+        requested = STATE.request_extensions
+        if requested:
+            params[semconv.EXTENSIONS_HEADER] = _merge_extensions(params.get(semconv.EXTENSIONS_HEADER), requested)
         new_context = (
             ClientCallContext(service_parameters=params)
             if context is None

@@ -47,7 +47,9 @@ class A2AInstrumentor(BaseInstrumentor):
         tracer_provider: The provider to create spans with (default: the global one).
         suppress_sdk_spans: Silence a2a-sdk's built-in spans (default ``True``).
         request_extensions: Ask callees for the traceability and timestamp extensions
-            through the ``A2A-Extensions`` header (default ``True``).
+            through the ``A2A-Extensions`` header (default ``True``); ``False`` asks for
+            neither, a collection of their URIs for those only
+            (``[semconv.TRACEABILITY_EXTENSION_URI]``: steps without timestamps).
         propagate_in_metadata: Also put the trace context in the outgoing message metadata,
             for transports that drop headers (default ``True``).
         capture_content: Record the text of sent and received messages on client spans
@@ -69,10 +71,11 @@ class A2AInstrumentor(BaseInstrumentor):
         self._wrapped.append((cls, attr))
 
     def _instrument(self, **kwargs: Any) -> None:
+        requested = _client.extensions_to_request(kwargs.get("request_extensions", True))  # raises before any change
         STATE.tracer = trace.get_tracer(
             semconv.INSTRUMENTATION_NAME, __version__, tracer_provider=kwargs.get("tracer_provider")
         )
-        STATE.request_extensions = bool(kwargs.get("request_extensions", True))
+        STATE.request_extensions = requested
         STATE.propagate_in_metadata = bool(kwargs.get("propagate_in_metadata", True))
         capture = kwargs.get("capture_content")
         if capture is None:
@@ -99,6 +102,6 @@ class A2AInstrumentor(BaseInstrumentor):
         self._wrapped = []
         restore_sdk_spans()
         STATE.tracer = None
-        STATE.request_extensions = True
+        STATE.request_extensions = ()
         STATE.capture_content = False
         STATE.propagate_in_metadata = True

@@ -19,7 +19,8 @@ class InstrumentationState:
     """What ``A2AInstrumentor.instrument()`` configured; ``tracer is None`` means not instrumented."""
 
     tracer: Tracer | None = None
-    request_extensions: bool = True
+    request_extensions: tuple[str, ...] = ()
+    """The extension URIs asked of callees in the ``A2A-Extensions`` header (set by ``instrument()``)."""
     propagate_in_metadata: bool = True
     capture_content: bool = False
     """Record message text on client spans (``gen_ai.input.messages``/``gen_ai.output.messages``)."""
