@@ -642,16 +642,19 @@ _BREAKDOWN = (
     ("serving the extensions", "traced", "traced-no-ext"),
     ("trace context in message metadata too", "traced", "traced-no-meta"),
     ("recording the spans", "traced", "unsampled"),
-    ("propagation and bookkeeping, net of the decorators taken out", "unsampled", "sdk-quiet"),
+    ("an unsampled call: all but recording, net of the decorators taken out", "unsampled", "sdk-quiet"),
 )
-"""Parts of the overhead, each the paired difference of two modes that differ in that part only."""
+"""Parts of the overhead, each the paired difference of two modes."""
 
 
 def _breakdown_lines(results: Sequence[Result]) -> list[str]:
     lines = [
-        "Where the overhead goes: each part is the paired difference (µs, median [95% CI], paired by round as "
-        "above) between two modes that differ in that part only. The parts are medians of different "
-        "differences, so they need not add up to the total exactly.",
+        "Where the overhead goes: each column is the paired difference (µs, median [95% CI], paired by round as "
+        "above) between two modes. The first three differ in that part only. The last is what a call costs "
+        "when it is not sampled: it still carries the trace context, the metadata copy and the extension "
+        "header like a traced call, so it overlaps the first two, and it is net of what taking a2a-sdk's "
+        "decorators out saves (`sdk-quiet` minus `sdk-stripped` in the first table). Recording plus the last "
+        "column makes the total; the columns are medians of different differences, so only roughly.",
         "",
         "| agent | call | " + " | ".join(f"{name} ({a} minus {b})" for name, a, b in _BREAKDOWN) + " |",
         "|---|---|" + "---:|" * len(_BREAKDOWN),
