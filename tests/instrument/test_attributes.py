@@ -20,6 +20,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanLimits, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 from opentelemetry.sdk.trace.sampling import (
+    ALWAYS_OFF,
     ALWAYS_ON,
     ParentBased,
     ParentBasedTraceIdRatio,
@@ -69,7 +70,7 @@ def _provider(limits: SpanLimits | None = None, sampler: Sampler | None = None) 
 def _record(provider: TracerProvider, start: dict[str, Any], end: dict[str, Any], *, shortcut: bool) -> Span:
     tracer = provider.get_tracer("test")
     if shortcut:
-        span = _attributes.start_span(tracer, "invoke_agent bench", kind=SpanKind.CLIENT, attributes=start)
+        span = _attributes.start_span(tracer, "invoke_agent bench", kind=SpanKind.CLIENT, attributes=lambda: start)
         _attributes.set_attributes(span, end)
     else:
         span = tracer.start_span("invoke_agent bench", kind=SpanKind.CLIENT, attributes=start)
@@ -131,12 +132,59 @@ class _AttributeSampler(Sampler):
         return "AttributeSampler"
 
 
+class _AlwaysOffReadingAttributes(_AttributeSampler):
+    """Keeps the attributes it was shown and drops every span."""
+
+    def should_sample(
+        self,
+        parent_context: Context | None,
+        trace_id: int,
+        name: str,
+        kind: SpanKind | None = None,
+        attributes: Attributes = None,
+        links: Sequence[Link] | None = None,
+        trace_state: Any = None,
+    ) -> SamplingResult:
+        self.seen.append(dict(attributes or {}))
+        return ALWAYS_OFF.should_sample(parent_context, trace_id, name, kind, attributes, links)
+
+
 @pytest.mark.parametrize("wrapped", [False, True], ids=["as-is", "as-parent-based-root"])
 def test_a_sampler_that_may_read_attributes_is_shown_them(wrapped: bool) -> None:
     sampler = _AttributeSampler()
     provider = _provider(sampler=ParentBased(sampler) if wrapped else sampler)
     _record(provider, START, END, shortcut=True)
     assert sampler.seen == [START]
+
+
+@pytest.mark.parametrize(
+    ("sampler", "built"),
+    [
+        (ALWAYS_OFF, 0),
+        (ParentBased(ALWAYS_OFF), 0),
+        (ParentBasedTraceIdRatio(0.0), 0),
+        (ALWAYS_ON, 1),
+        (_AttributeSampler(), 1),
+        (ParentBased(_AlwaysOffReadingAttributes()), 1),
+    ],
+    ids=["off", "parent-based-off", "ratio-0", "on", "reads-attributes", "reads-attributes-and-drops"],
+)
+def test_attributes_are_built_only_for_a_span_that_records_or_a_sampler_that_reads_them(
+    sampler: Sampler, built: int
+) -> None:
+    """A dropped call costs no attribute work, unless its sampler may look at the attributes to decide."""
+    calls: list[int] = []
+
+    def attributes() -> dict[str, Any]:
+        calls.append(1)
+        return dict(START)
+
+    span = _attributes.start_span(
+        _provider(sampler=sampler).get_tracer("test"), "x", kind=SpanKind.CLIENT, attributes=attributes
+    )
+    assert len(calls) == built
+    if span.is_recording():
+        assert isinstance(span, Span) and dict(span.attributes or {}) == START
 
 
 class _OnStartProbe(SpanProcessor):
@@ -221,7 +269,7 @@ def test_an_ended_span_keeps_its_attributes_and_says_why(caplog: pytest.LogCaptu
 
 
 def test_spans_of_other_tracers_get_the_public_path() -> None:
-    span = _attributes.start_span(NoOpTracer(), "x", kind=SpanKind.CLIENT, attributes=dict(START))
+    span = _attributes.start_span(NoOpTracer(), "x", kind=SpanKind.CLIENT, attributes=lambda: dict(START))
     _attributes.set_attributes(span, END)
     assert not span.is_recording()
 

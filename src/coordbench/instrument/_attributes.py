@@ -24,7 +24,7 @@ public API otherwise:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 from opentelemetry.attributes import BoundedAttributes
@@ -158,24 +158,36 @@ def _write(span: Span, attributes: Mapping[str, Any]) -> bool:
 
 
 def start_span(
-    tracer: ApiTracer, name: str, *, kind: SpanKind, attributes: dict[str, Any], context: Context | None = None
+    tracer: ApiTracer,
+    name: str,
+    *,
+    kind: SpanKind,
+    attributes: Callable[[], dict[str, Any]],
+    context: Context | None = None,
 ) -> Span:
-    """``tracer.start_span(name, context, kind, attributes)``, without the SDK cleaning each attribute when it may.
+    """``tracer.start_span(name, context, kind, attributes())``, building the attributes only when they are used.
+
+    When the sampler decides without attributes (see the module), the span is started first
+    and ``attributes`` is called only if it records: a call the sampler drops costs no
+    attribute work. Otherwise they are built first and given to ``start_span``, as always.
+    Either way the SDK does not clean each attribute again when it need not.
 
     Args:
         tracer: The instrumentor's tracer.
         name: The span's name.
         kind: The span's kind.
-        attributes: The span's first attributes: plain values built by our own code.
+        attributes: Builds the span's first attributes: plain values made by our own code.
         context: The parent context (``None``: the current one).
     """
     if type(tracer) is Tracer and _may_start_bare(tracer):
         span = tracer.start_span(name, context=context, kind=kind)
-        if not span.is_recording() or _write(span, attributes):
+        if not span.is_recording():
             return span
-        span.set_attributes(attributes)  # values or limits the shortcut leaves to the SDK: it applies them
+        built = attributes()
+        if not _write(span, built):
+            span.set_attributes(built)  # values or limits the shortcut leaves to the SDK: it applies them
         return span
-    return tracer.start_span(name, context=context, kind=kind, attributes=attributes)
+    return tracer.start_span(name, context=context, kind=kind, attributes=attributes())
 
 
 def set_attributes(span: Span, attributes: Mapping[str, Any]) -> None:

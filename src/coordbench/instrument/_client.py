@@ -135,17 +135,21 @@ class _ClientCall(CallRecord):
         wire = method.wire_v03 if peer.protocol_version == "0.3" and peer.binding == "JSONRPC" else method.wire
         if self.is_send and streaming:
             wire = "message/stream" if wire == "message/send" else "SendStreamingMessage"
-        attrs: dict[str, Any] = dict(peer.attributes)
-        attrs[semconv.A2A_METHOD] = wire
-        attrs[semconv.A2A_STREAMING] = streaming
-        caller = CURRENT_SERVER_CALL.get()
-        if caller is not None:
-            attrs[semconv.A2A_CALLER_NAME] = caller.agent_name
-        name = self.request_attributes(attrs, request, wire, peer.name)
+        name = self.request_name(request, wire, peer.name)
+
+        def attributes() -> dict[str, Any]:  # built only for a span that records them
+            attrs: dict[str, Any] = dict(peer.attributes)
+            attrs[semconv.A2A_METHOD] = wire
+            attrs[semconv.A2A_STREAMING] = streaming
+            caller = CURRENT_SERVER_CALL.get()
+            if caller is not None:
+                attrs[semconv.A2A_CALLER_NAME] = caller.agent_name
+            return self.request_attributes(attrs, request)
+
         tracer = STATE.tracer
         assert tracer is not None  # noqa: S101 - callers check STATE.tracer first
         current = otel_context.get_current()  # looked up once for the sampler, the processors and the new context
-        self.span: Span = start_span(tracer, name, kind=SpanKind.CLIENT, attributes=attrs, context=current)
+        self.span: Span = start_span(tracer, name, kind=SpanKind.CLIENT, attributes=attributes, context=current)
         self.ctx = trace.set_span_in_context(self.span, current)
 
     def prepare(self, request: Any, context: ClientCallContext | None) -> tuple[Any, ClientCallContext]:

@@ -57,8 +57,20 @@ class CallRecord:
         self.done = False
         self.texts_out: list[str] | None = None
 
-    def request_attributes(self, attrs: dict[str, Any], request: Any, wire: str, agent: str) -> str:
-        """Add what the request says to ``attrs``; returns the span name."""
+    def request_name(self, request: Any, wire: str, agent: str) -> str:
+        """Learn the ids the request carries; returns the span name."""
+        if self.is_send and isinstance(request, SendMessageRequest):
+            message = request.message
+            self.context_id = message.context_id
+            self.task_id = message.task_id
+            return f"{semconv.OPERATION_INVOKE_AGENT} {agent}"
+        task_id = getattr(request, "id", None) or getattr(request, "task_id", None)
+        if isinstance(task_id, str) and task_id:
+            self.task_id = task_id
+        return f"{wire} {agent}"
+
+    def request_attributes(self, attrs: dict[str, Any], request: Any) -> dict[str, Any]:
+        """Add what the request says to ``attrs`` and return it (for a span that records: sizes, digest, content)."""
         if self.is_send and isinstance(request, SendMessageRequest):
             message = request.message
             attrs[semconv.GEN_AI_OPERATION_NAME] = semconv.OPERATION_INVOKE_AGENT
@@ -72,13 +84,7 @@ class CallRecord:
                     "user", [_payload.parts_text(message.parts)]
                 )
                 self.texts_out = []
-            self.context_id = message.context_id
-            self.task_id = message.task_id
-            return f"{semconv.OPERATION_INVOKE_AGENT} {agent}"
-        task_id = getattr(request, "id", None) or getattr(request, "task_id", None)
-        if isinstance(task_id, str) and task_id:
-            self.task_id = task_id
-        return f"{wire} {agent}"
+        return attrs
 
     def observe(self, event: Any) -> bool:
         """Learn ids, state and sizes from one response object (Task, Message or update event).

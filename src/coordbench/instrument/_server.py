@@ -220,32 +220,36 @@ class _ServerRequest(CallRecord):
         if not isinstance(wire, str) or not wire:
             wire = method.wire
         headers = _headers_in(state)
-        if "/" in wire:
-            version = "0.3"
-        elif headers is not None:
-            version = str(headers.get("a2a-version") or "0.3")
-        else:
-            version = "1.0"
-        attrs = dict(agent_attrs)
-        attrs[semconv.A2A_METHOD] = wire
-        attrs[semconv.A2A_PROTOCOL_VERSION] = version
-        attrs[semconv.A2A_STREAMING] = method.stream
-        if state is not None and "request_id" in state:
-            attrs[semconv.A2A_PROTOCOL_BINDING] = "JSONRPC"
-            attrs[semconv.RPC_SYSTEM_NAME] = "jsonrpc"
-        elif state is not None and _GRPC_CONTEXT in state:
-            attrs[semconv.A2A_PROTOCOL_BINDING] = "GRPC"
-            attrs[semconv.RPC_SYSTEM_NAME] = "grpc"
-        elif headers is not None:
-            attrs[semconv.A2A_PROTOCOL_BINDING] = "HTTP+JSON"
         requested: set[str] = getattr(call_context, "requested_extensions", None) or set()
-        if requested:
-            attrs[semconv.A2A_REQUESTED_EXTENSIONS] = tuple(sorted(requested))
-        name = self.request_attributes(attrs, params, method.wire, agent)
+        name = self.request_name(params, method.wire, agent)
+
+        def attributes() -> dict[str, Any]:  # built only for a span that records them
+            if "/" in wire:
+                version = "0.3"
+            elif headers is not None:
+                version = str(headers.get("a2a-version") or "0.3")
+            else:
+                version = "1.0"
+            attrs = dict(agent_attrs)
+            attrs[semconv.A2A_METHOD] = wire
+            attrs[semconv.A2A_PROTOCOL_VERSION] = version
+            attrs[semconv.A2A_STREAMING] = method.stream
+            if state is not None and "request_id" in state:
+                attrs[semconv.A2A_PROTOCOL_BINDING] = "JSONRPC"
+                attrs[semconv.RPC_SYSTEM_NAME] = "jsonrpc"
+            elif state is not None and _GRPC_CONTEXT in state:
+                attrs[semconv.A2A_PROTOCOL_BINDING] = "GRPC"
+                attrs[semconv.RPC_SYSTEM_NAME] = "grpc"
+            elif headers is not None:
+                attrs[semconv.A2A_PROTOCOL_BINDING] = "HTTP+JSON"
+            if requested:
+                attrs[semconv.A2A_REQUESTED_EXTENSIONS] = tuple(sorted(requested))
+            return self.request_attributes(attrs, params)
+
         tracer = STATE.tracer
         assert tracer is not None  # noqa: S101 - callers check STATE.tracer first
         parent = _parent_from(params, headers)
-        span = start_span(tracer, name, context=parent, kind=SpanKind.SERVER, attributes=attrs)
+        span = start_span(tracer, name, context=parent, kind=SpanKind.SERVER, attributes=attributes)
         self.call = ServerCall(
             span=span,
             agent_name=agent,
