@@ -110,10 +110,11 @@ def test_the_reset_key_moves_to_the_end_as_in_the_sdk() -> None:
 
 
 class _AttributeSampler(Sampler):
-    """Samples everything and keeps the attributes it was shown."""
+    """Keeps the attributes it was shown, then decides as ``then`` does (sample everything by default)."""
 
-    def __init__(self) -> None:
+    def __init__(self, then: Sampler = ALWAYS_ON) -> None:
         self.seen: list[dict[str, Any]] = []
+        self.then = then
 
     def should_sample(
         self,
@@ -126,27 +127,10 @@ class _AttributeSampler(Sampler):
         trace_state: Any = None,
     ) -> SamplingResult:
         self.seen.append(dict(attributes or {}))
-        return ALWAYS_ON.should_sample(parent_context, trace_id, name, kind, attributes, links)
+        return self.then.should_sample(parent_context, trace_id, name, kind, attributes, links)
 
     def get_description(self) -> str:
         return "AttributeSampler"
-
-
-class _AlwaysOffReadingAttributes(_AttributeSampler):
-    """Keeps the attributes it was shown and drops every span."""
-
-    def should_sample(
-        self,
-        parent_context: Context | None,
-        trace_id: int,
-        name: str,
-        kind: SpanKind | None = None,
-        attributes: Attributes = None,
-        links: Sequence[Link] | None = None,
-        trace_state: Any = None,
-    ) -> SamplingResult:
-        self.seen.append(dict(attributes or {}))
-        return ALWAYS_OFF.should_sample(parent_context, trace_id, name, kind, attributes, links)
 
 
 @pytest.mark.parametrize("wrapped", [False, True], ids=["as-is", "as-parent-based-root"])
@@ -165,7 +149,7 @@ def test_a_sampler_that_may_read_attributes_is_shown_them(wrapped: bool) -> None
         (ParentBasedTraceIdRatio(0.0), 0),
         (ALWAYS_ON, 1),
         (_AttributeSampler(), 1),
-        (ParentBased(_AlwaysOffReadingAttributes()), 1),
+        (ParentBased(_AttributeSampler(then=ALWAYS_OFF)), 1),
     ],
     ids=["off", "parent-based-off", "ratio-0", "on", "reads-attributes", "reads-attributes-and-drops"],
 )
