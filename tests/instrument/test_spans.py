@@ -83,7 +83,7 @@ async def test_chain_is_one_tree_with_a2a_attributes(
         assert ca[semconv.A2A_MESSAGE_ID] == sa[semconv.A2A_MESSAGE_ID] != ""
         # both ends size the request without the trace context we add to its metadata (a 55-character
         # traceparent and its key); a2a-sdk's client itself adds an empty configuration (2 bytes)
-        added = int(sa[semconv.A2A_REQUEST_SIZE]) - int(ca[semconv.A2A_REQUEST_SIZE])  # pyright: ignore[reportArgumentType]
+        added = int(sa[semconv.A2A_REQUEST_SIZE]) - int(ca[semconv.A2A_REQUEST_SIZE])
         assert 0 <= added < 55
         assert ca[semconv.SERVER_ADDRESS] == "127.0.0.1"
         assert isinstance(ca[semconv.SERVER_PORT], int)
