@@ -35,6 +35,8 @@ class AgentCall:
 
 
 _NONE: tuple[SpanData, ...] = ()
+_BETWEEN = 6
+"""Levels :meth:`SpanTree.server_of` looks through between an A2A call and the span that answered it."""
 
 
 def _start(span: SpanData) -> tuple[int, str]:
@@ -280,6 +282,63 @@ class SpanTree:
                 break
         found.discard("")
         return next(iter(found)) if len(found) == 1 else None
+
+    def server_of(self, call: SpanData, *, depth: int = _BETWEEN) -> SpanData | None:
+        """The A2A SERVER span that answered the CLIENT span ``call``, if it arrived.
+
+        That is the earliest A2A SERVER span below ``call`` reached through spans that are
+        not A2A calls themselves: the callee's server span is usually a direct child, but
+        other instrumentations (httpx's HTTP CLIENT span, the callee's ASGI SERVER span) and
+        proxies may sit in between. Never through another A2A call: below one is whoever it
+        called.
+
+        Args:
+            call: An A2A CLIENT span.
+            depth: How many levels below ``call`` to look.
+        """
+        level: Sequence[SpanData] = (call,)
+        for _ in range(depth):
+            below: list[SpanData] = []
+            for span in level:
+                for child in self.children_of(span.span_id):
+                    if is_agent_server_span(child):
+                        return child
+                    if not is_agent_call(child):
+                        below.append(child)
+            if not below:
+                return None
+            level = sorted(below, key=_start)
+        return None
+
+    def client_of(self, server: SpanData, *, depth: int = _BETWEEN) -> SpanData | None:
+        """The A2A CLIENT span that sent the request the SERVER span ``server`` answered, if it arrived.
+
+        The inverse of :meth:`server_of`: the nearest A2A call above ``server`` through spans
+        of other instrumentations; ``None`` when the walk meets another A2A SERVER span, a
+        root or a missing parent first (the caller's spans are lost or it is uninstrumented).
+        """
+        current = self.parent(server)
+        for _ in range(depth):
+            if current is None or is_agent_server_span(current):
+                return None
+            if is_agent_call(current):
+                return current
+            current = self.parent(current)
+        return None
+
+    def request_of(self, span: SpanData) -> SpanData | None:
+        """The A2A request ``span`` was done for: the nearest A2A SERVER span at or above it in its process.
+
+        ``None`` when its agent was not serving a request (a host, a client script, or an
+        agent whose server side is not instrumented).
+        """
+        current: SpanData | None = span
+        while current is not None:
+            if is_agent_server_span(current):
+                return current
+            parent = self.parent(current)
+            current = parent if parent is not None and parent.resource == current.resource else None
+        return None
 
     def calls(self) -> list[AgentCall]:
         """Every agent-to-agent message, caller → callee, by start time."""

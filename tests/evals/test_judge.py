@@ -103,10 +103,12 @@ async def test_bad_answers_fall_back_to_the_rules(
     # a warning, not an error
     (record,) = [r for r in caplog.records if r.name == "coordbench.evals.judge"]
     assert record.levelno == logging.WARNING and "rule-based judge used" in record.getMessage()
-    # the rule-based judgment, worked by hand: graph 0.4 (bottleneck x 3/3 took part),
-    # all 3 messages succeeded, the team answered: 0.5 * 0.4 + 0.3 * 1 + 0.2 * 1
-    assert result["overall_score"] == pytest.approx(0.7)
-    assert result["coordination_quality"] == pytest.approx(0.4)
+    # the rule-based judgment is the coordination score, worked by hand: A asked B, then C, though
+    # C's request carries nothing of B's answer (serialised: C over A's 2 calls), so parallelism
+    # 1 - 1/2 and, A being a hub, bottleneck 1 - 1/2; every other part full marks; answered:
+    # 0.25 + 0.20 * 0.5 + 0.15 * 0.5 + 0.30 + 0.10
+    assert result["overall_score"] == pytest.approx(0.825)
+    assert result["coordination_quality"] == pytest.approx(0.825)
 
 
 async def test_unreachable_endpoint_and_missing_key() -> None:
@@ -149,18 +151,29 @@ async def test_agent_text_cannot_close_the_data_block(fake_llm: FakeLLM) -> None
 
 
 async def test_rule_judge_sees_failures_and_missing_answers() -> None:
-    """C's call failed and the team gave no answer: 0.5 * g + 0.3 * 2/3 + 0.2 * 0."""
+    """C's call failed and the team gave no answer; worked by hand from the coordination parts."""
     result, ctx = await judged(
         judge_config(None, key=None),
         spans=team_trace(c_status=StatusCode.ERROR),
         outcome=TeamOutcome(state="failed", output=""),
     )
-    graph_score = GraphEvaluator().score(ctx.results["graph"], ctx)  # type: ignore[attr-defined]
-    assert graph_score == pytest.approx(0.4)
-    assert result["overall_score"] == pytest.approx(0.5 * 0.4 + 0.3 * 2 / 3)
+    assert GraphEvaluator().score(ctx.results["graph"], ctx) is None  # shape is described, never scored
+    # outcome 0 -> factor 0.4; participation 2/3 (C only failed); efficiency 1/2 (A -> C failed);
+    # parallelism 1 (one work call left); robustness 1 - 1/3; information 1; bottleneck: A's own time
+    # (98 ms less B's 30 ms) over that plus the work it needed (B, 30 ms) = 68/98, above 0.6
+    share = 68 / 98
+    bottleneck = 1 - (share - 0.6) / 0.4
+    process = 0.25 * 0.5 + 0.20 * 1 + 0.15 * bottleneck + 0.30 * (2 / 3) + 0.10 * 1
+    assert result["overall_score"] == pytest.approx(0.4 * (2 / 3) * process)
+    assert result["coordination_quality"] == pytest.approx((2 / 3) * process)
     assert result["task_success"] is False
-    assert "1 of 3 A2A messages failed" in result["weaknesses"]
-    assert "the team did not deliver an answer to the task" in result["weaknesses"]
+    # the largest losses first: the missing answer, the member who only failed, the failed call
+    assert [w.split(" (")[0].split(":")[0] for w in result["weaknesses"]] == [
+        "the team did not deliver an answer",
+        "called but contributed nothing",
+        "1 of 3 calls failed",
+    ]
+    assert result["weaknesses"][2] == "1 of 3 calls failed: A → C (error status)"
 
 
 def test_prompt_stays_within_its_bound_keeping_the_first_and_last_calls() -> None:

@@ -25,7 +25,7 @@ from coordbench.evals import (
 )
 from evals.traces import context, team_trace
 
-BUILT_INS = ["graph", "latency", "llm_judge", "protocol", "text"]
+BUILT_INS = ["coordination", "graph", "latency", "llm_judge", "protocol", "text"]
 
 
 class Seen(BaseModel):
@@ -110,17 +110,25 @@ async def test_blocking_evaluators_run_off_the_event_loop_and_can_time_out() -> 
         "wrongly_blocking": "RuntimeError: evaluator 'wrongly_blocking' is marked blocking but awaited something",
         "grinds": "timed out after 0.2 s",  # a CPU-bound evaluator on the loop could not have been interrupted
     }
-    assert {e.name for e in select_evaluators() if e.blocking} == {"graph", "latency", "protocol", "text"}
+    assert {e.name for e in select_evaluators() if e.blocking} == {
+        "coordination",
+        "graph",
+        "latency",
+        "protocol",
+        "text",
+    }
 
 
 def test_built_ins_register_through_the_entry_point_group() -> None:
     assert sorted(available_evaluators()) == BUILT_INS
     order = [e.name for e in select_evaluators()]
-    # tier 1 graph and protocol, tier 2 latency then the judge (last in its tier), tier 3 text
-    assert order == ["graph", "protocol", "latency", "llm_judge", "text"]
+    # tier 1 graph and protocol, tier 2 latency, tier 3 text, tier 4 coordination then the judge
+    assert order == ["graph", "protocol", "latency", "text", "coordination", "llm_judge"]
     assert [e.name for e in select_evaluators(["text", "graph"])] == ["graph", "text"]
-    assert [e.name for e in select_evaluators(disabled=["llm_judge", "text"])] == ["graph", "protocol", "latency"]
-    with pytest.raises(ConfigurationError, match=r"unknown evaluator\(s\): nope; available: graph, latency"):
+    assert [e.name for e in select_evaluators(disabled=["llm_judge", "text"])] == [
+        "graph", "protocol", "latency", "coordination"
+    ]  # fmt: skip
+    with pytest.raises(ConfigurationError, match=r"unknown evaluator\(s\): nope; available: coordination, graph"):
         select_evaluators(["graph", "nope"])
 
 
@@ -145,17 +153,25 @@ async def test_later_tiers_see_earlier_results_and_failures_are_entries(caplog: 
         {"evaluator": "hangs", "tier": 2, "error": "timed out after 0.2 s"}
     ]
     assert "evaluator 'hangs' on scenario 's1' timed out" in caplog.text
-    # graph 0.4 and protocol 1.0 with weights 0.4 and 0.2, renormalised: (0.16 + 0.2) / 0.6
-    assert evaluation.score.overall == pytest.approx(0.6)
-    assert evaluation.score.weights == {"graph": pytest.approx(2 / 3), "protocol": pytest.approx(1 / 3)}
+    # the graph describes and has no score; protocol has no weight by default: nothing counted
+    assert evaluation.score.overall == 0.0 and evaluation.score.weights == {}
+    assert not evaluation.passed
+    weighted = EvalConfig(evaluator_timeout=0.2, weights={"protocol": 0.5, "coordination": 0.5})
+    pipeline = EvalPipeline(weighted, evaluators=[Hangs(), *select_evaluators(["protocol", "coordination"])])
+    evaluation = await pipeline.run(context(config=weighted))
+    # protocol 1.0 (every message succeeded) and coordination 0.825 (see test_judge), halved
+    assert evaluation.score.overall == pytest.approx((1.0 + 0.825) / 2)
+    assert evaluation.score.weights == {"coordination": 0.5, "protocol": 0.5}
     assert evaluation.passed
 
 
 def test_combine_renormalises_over_evaluators_with_a_score() -> None:
-    score = combine({"graph": 1.0, "llm_judge": 0.5, "text": None, "latency": 0.1}, DEFAULT_WEIGHTS)
-    # latency has no weight, text no score: (0.4 * 1 + 0.3 * 0.5) / 0.7
-    assert score.overall == pytest.approx(0.55 / 0.7)
-    assert sorted(score.components) == ["graph", "llm_judge"]
+    score = combine({"coordination": 1.0, "llm_judge": 0.5, "text": None, "latency": 0.1}, DEFAULT_WEIGHTS)
+    # latency has no weight, text no score: (0.7 * 1 + 0.3 * 0.5) / 1.0
+    assert score.overall == pytest.approx(0.85)
+    assert sorted(score.components) == ["coordination", "llm_judge"]
+    partial = combine({"coordination": None, "llm_judge": 0.5, "graph": 1.0}, DEFAULT_WEIGHTS)
+    assert (partial.overall, partial.weights) == (0.5, {"llm_judge": 1.0})  # renormalised; graph has no weight
     assert sum(score.weights.values()) == pytest.approx(1.0)
     assert combine({}, DEFAULT_WEIGHTS).overall == 0.0
     with pytest.raises(ValueError, match="weight of 'graph' must be a finite number >= 0"):

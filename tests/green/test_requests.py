@@ -85,7 +85,10 @@ async def test_bad_requests_are_rejected_over_a2a(start_green: StartGreen) -> No
         unknown = json.dumps({**GOOD, "config": {"evaluators": ["graph", "vibes"]}})
         reply = await messenger.send(green.url, unknown, new_conversation=True)
         assert reply.state == "rejected"
-        assert reply.text == "unknown evaluator(s): vibes; available: graph, latency, llm_judge, protocol, text"
+        assert (
+            reply.text
+            == "unknown evaluator(s): vibes; available: coordination, graph, latency, llm_judge, protocol, text"
+        )
         card = green.app.state.card
         assert card.capabilities.streaming
         declared = {e.uri for e in card.capabilities.extensions}

@@ -4,6 +4,7 @@ from coordbench.evals.base import (
     ENTRY_POINT_GROUP,
     TIER_ANALYSIS,
     TIER_GRAPH,
+    TIER_JUDGEMENT,
     TIER_TEXT,
     EvalContext,
     EvalScenario,
@@ -14,7 +15,8 @@ from coordbench.evals.base import (
 )
 from coordbench.evals.calls import Call, calls_of
 from coordbench.evals.config import DEFAULT_WEIGHTS, EvalConfig, JudgeConfig
-from coordbench.evals.graph import GraphEvaluator, graph_score
+from coordbench.evals.coordination import CoordinationEvaluator, CoordinationResult, Part, assess_coordination
+from coordbench.evals.graph import GraphEvaluator
 from coordbench.evals.judge import JudgeResult, LLMJudgeEvaluator, rule_judgment
 from coordbench.evals.latency import LatencyEvaluator, LatencyResult
 from coordbench.evals.pipeline import EvalPipeline, EvaluatorFailure, ScenarioEvaluation, run_evaluator
@@ -27,8 +29,11 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "TIER_ANALYSIS",
     "TIER_GRAPH",
+    "TIER_JUDGEMENT",
     "TIER_TEXT",
     "Call",
+    "CoordinationEvaluator",
+    "CoordinationResult",
     "EvalConfig",
     "EvalContext",
     "EvalPipeline",
@@ -41,6 +46,7 @@ __all__ = [
     "LLMJudgeEvaluator",
     "LatencyEvaluator",
     "LatencyResult",
+    "Part",
     "ProtocolEvaluator",
     "ProtocolResult",
     "ScenarioEvaluation",
@@ -48,10 +54,10 @@ __all__ = [
     "TeamOutcome",
     "TextEvaluator",
     "TextResult",
+    "assess_coordination",
     "available_evaluators",
     "calls_of",
     "combine",
-    "graph_score",
     "rule_judgment",
     "run_evaluator",
     "select_evaluators",

@@ -2,8 +2,9 @@
 
 An evaluator is a small, stateless class with a ``name``, a ``tier`` and an
 ``async evaluate(ctx)`` that returns a typed pydantic model. Evaluators run tier by tier
-(1 graph and protocol facts, 2 latency and the LLM judge, 3 text), so a later one reads the
-earlier ones' results from ``ctx.results``: the judge reads the graph metrics, for one.
+(1 graph and protocol facts, 2 latency, 3 text, 4 the coordination score and the LLM judge),
+so a later one reads the earlier ones' results from ``ctx.results``: the judge reads the
+coordination parts and the graph metrics, for one.
 
 Every evaluator, ours included, is registered under the ``coordbench.evaluators`` entry
 point group, pointing at the class::
@@ -36,6 +37,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "TIER_ANALYSIS",
     "TIER_GRAPH",
+    "TIER_JUDGEMENT",
     "TIER_TEXT",
     "EvalContext",
     "EvalScenario",
@@ -53,6 +55,8 @@ TIER_ANALYSIS = 2
 """Analyses built on tier 1: latency, and the LLM judge (which reads everything before it)."""
 TIER_TEXT = 3
 """What the agents said: similarity to reference texts, diversity between agents."""
+TIER_JUDGEMENT = 4
+"""Judgements that read everything before them: the coordination score, then the LLM judge."""
 
 ResultT = TypeVar("ResultT", bound=BaseModel)
 
@@ -182,7 +186,7 @@ class Evaluator(ABC):
 
     Class attributes:
         name: Unique name: the key in results, settings and score weights.
-        tier: :data:`TIER_GRAPH`, :data:`TIER_ANALYSIS` or :data:`TIER_TEXT` (or higher).
+        tier: :data:`TIER_GRAPH`, :data:`TIER_ANALYSIS`, :data:`TIER_TEXT` or :data:`TIER_JUDGEMENT`.
         order: Position within the tier (lower first; then by name).
         description: One line: what it measures.
         blocking: Its ``evaluate`` computes without awaiting anything (CPU only). The pipeline

@@ -30,8 +30,12 @@ LLM_API_KEY_ENV = "AGENTBEATS_LLM_API_KEY"
 LLM_BASE_URL_ENV = "AGENTBEATS_LLM_BASE_URL"
 LLM_MODEL_ENV = "AGENTBEATS_LLM_MODEL"
 
-DEFAULT_WEIGHTS: Mapping[str, float] = {"graph": 0.4, "llm_judge": 0.3, "protocol": 0.2, "text": 0.1}
-"""Weights of the evaluators' scores in the overall score (see ``docs/scoring.md``)."""
+DEFAULT_WEIGHTS: Mapping[str, float] = {"coordination": 0.7, "llm_judge": 0.3}
+"""Weights of the evaluators' scores in the overall score (see ``docs/scoring.md``).
+
+The graph evaluator describes shape and has no score; protocol, latency and text figures feed
+the coordination score's parts rather than counting on their own. Without an LLM the
+rule-based judge answers with the coordination score itself."""
 
 
 def check_weights(weights: dict[str, float]) -> dict[str, float]:

@@ -1,4 +1,4 @@
-"""Tier 2: the LLM judge, with a rule-based judge that answers whenever the model cannot.
+"""Tier 4: the LLM judge, with a rule-based judge that answers whenever the model cannot.
 
 The judge sends the serialised trace, the criteria and the earlier evaluators' results to any
 OpenAI-compatible endpoint (``AGENTBEATS_LLM_API_KEY``, ``AGENTBEATS_LLM_BASE_URL``,
@@ -16,11 +16,9 @@ from typing import Any, Literal, cast
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from coordbench import jsontext
-from coordbench.evals.base import TIER_ANALYSIS, EvalContext, Evaluator
-from coordbench.evals.graph import graph_score
+from coordbench.evals.base import TIER_JUDGEMENT, EvalContext, Evaluator
+from coordbench.evals.coordination import CoordinationResult, assess_coordination
 from coordbench.evals.judge_prompt import JUDGMENT_SCHEMA, build_prompt, find_injections
-from coordbench.evals.protocol import ProtocolResult
-from coordbench.graph.metrics import GraphMetrics
 
 __all__ = ["JudgeResult", "LLMJudgeEvaluator", "rule_judgment"]
 
@@ -88,73 +86,32 @@ def _items(items: list[str]) -> list[str]:
 
 
 def rule_judgment(ctx: EvalContext, *, reason: str | None = None, injections: list[str] | None = None) -> JudgeResult:
-    """The rule-based judgment: deterministic, from the earlier evaluators' results.
+    """The rule-based judgment: the coordination score's parts, read as a judge would word them.
 
-    ``overall = 0.5·g + 0.3·p + 0.2·t - 0.1·incomplete`` (clamped to [0, 1]), where ``g`` is
-    the graph score (:func:`~coordbench.evals.graph.graph_score`), ``p`` the share of A2A
-    messages that succeeded, ``t`` 1 if the team answered the task (completed, non-empty)
-    else 0, and ``incomplete`` 1 if the trace was still incomplete when evaluated. Without a
-    team outcome (ground-truth mode) the ``t`` term drops out and the weights renormalise
-    (``(0.5·g + 0.3·p) / 0.8``); without messages ``p`` is 0. ``coordination_quality = g``.
+    ``overall_score`` is the coordination score and ``coordination_quality`` its
+    ``participation * process`` (:mod:`coordbench.evals.coordination`); the strengths and
+    weaknesses are the ones the parts generated (largest loss first), so they can never
+    contradict the figures. Uses the coordination evaluator's result when it ran, else
+    computes it.
     """
-    graph = ctx.result("graph", GraphMetrics)
-    protocol = ctx.result("protocol", ProtocolResult)
-    g = graph_score(graph, ctx.participants) if graph is not None else 0.0
-    p = protocol.success_rate if protocol is not None and protocol.success_rate is not None else 0.0
-    terms = [(0.5, g), (0.3, p)]
-    success: bool | None = None
-    if ctx.outcome is not None:
-        success = ctx.outcome.succeeded
-        terms.append((0.2, 1.0 if success else 0.0))
-    overall = sum(w * v for w, v in terms) / sum(w for w, _ in terms)
-    incomplete = ctx.completeness is not None and not ctx.completeness.complete
-    if incomplete:
-        overall -= 0.1
-    overall = min(1.0, max(0.0, overall))
-
-    strengths: list[str] = []
-    weaknesses: list[str] = []
-    if graph is not None:
-        det = graph.detections
-        declared = ctx.participants or tuple(a.name for a in graph.agents if a.role != "host")
-        isolated = [a for a in declared if a in det.isolated_agents]
-        if declared and not isolated and graph.interactions:
-            strengths.append(f"all {len(declared)} participants took part")
-        if isolated:
-            weaknesses.append(f"isolated agents: {', '.join(isolated)}")
-        if graph.classification == "high":
-            strengths.append(f"well-distributed interaction (density {graph.metrics.get('density', 0):.2f})")
-        if det.bottleneck_agents:
-            weaknesses.append(f"bottleneck through {', '.join(det.bottleneck_agents)}")
-        if graph.interactions == 0:
-            weaknesses.append("the agents exchanged no messages")
-    if protocol is not None:
-        if protocol.calls and protocol.failed == 0:
-            strengths.append(f"all {protocol.calls} A2A messages succeeded")
-        elif protocol.failed:
-            weaknesses.append(f"{protocol.failed} of {protocol.calls} A2A messages failed")
-        if protocol.retries:
-            weaknesses.append(f"{protocol.retries} repeated identical messages")
-    if success is False:
-        weaknesses.append("the team did not deliver an answer to the task")
-    if incomplete:
-        weaknesses.append("the trace was incomplete when evaluated")
+    result = ctx.result("coordination", CoordinationResult) or assess_coordination(ctx)
+    success = ctx.outcome.succeeded if ctx.outcome is not None else None
+    weaknesses = list(result.weaknesses)
     if injections:
         weaknesses.insert(0, f"text addressed to the evaluator from: {', '.join(injections)}")
-    facts = [
-        f"graph score {g:.2f}" + (f" ({graph.classification} coordination)" if graph is not None else ""),
-        f"message success rate {p:.2f}",
-    ]
+    values = ", ".join(f"{name} {part.value:.2f}" for name, part in result.parts.items() if part.value is not None)
+    facts = [f"coordination score {result.score:.2f} ({values})"]
     if success is not None:
         facts.append("task answered" if success else "task not answered")
-    reasoning = "Rule-based judgment: " + "; ".join(facts) + "."
+    if result.fired:
+        facts.append("evidence: " + ", ".join(result.fired))
     return JudgeResult(
-        overall_score=overall,
-        coordination_quality=g,
+        overall_score=min(1.0, max(0.0, result.score)),
+        coordination_quality=min(1.0, max(0.0, result.coordination_quality)),
         task_success=success,
-        reasoning=reasoning,
-        strengths=strengths[:_MAX_ITEMS],
-        weaknesses=weaknesses[:_MAX_ITEMS],
+        reasoning=("Rule-based judgment: " + "; ".join(facts) + ".")[:_MAX_REASONING],
+        strengths=_items(result.strengths),
+        weaknesses=_items(weaknesses),
         judge="rules",
         fallback_reason=reason,
         injection_suspected=list(injections or []),
@@ -210,10 +167,10 @@ async def _ask_llm(ctx: EvalContext, messages: list[dict[str, str]]) -> _Wire:
 
 
 class LLMJudgeEvaluator(Evaluator):
-    """An LLM's judgment of the coordination, after every other tier-2 evaluator; rules when it cannot."""
+    """An LLM's judgment of the coordination, after every other evaluator; rules when it cannot."""
 
     name = "llm_judge"
-    tier = TIER_ANALYSIS
+    tier = TIER_JUDGEMENT
     order = 100
     description = "LLM judgment (any OpenAI-compatible endpoint) of the trace and earlier results; rule-based fallback."
 

@@ -40,7 +40,8 @@ class ScenarioEvaluation(BaseModel):
         results: Each evaluator's result as plain data, by evaluator name.
         failures: Evaluators that failed (their results are missing).
         score: The overall score and its parts.
-        passed: ``score.overall`` reached the configured pass threshold.
+        passed: ``score.overall`` reached the configured pass threshold and the team answered
+            (in live mode: a team that delivered no answer never passes).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -141,7 +142,8 @@ class EvalPipeline:
             results={name: result.model_dump(mode="json") for name, result in sorted(ctx.results.items())},
             failures=failures,
             score=score,
-            passed=score.overall >= self.config.pass_threshold,
+            # a team that delivered no answer never passes, whatever a judge made of its process
+            passed=score.overall >= self.config.pass_threshold and (ctx.outcome is None or ctx.outcome.succeeded),
         )
         evaluation.keep_typed(ctx.results)
         return evaluation

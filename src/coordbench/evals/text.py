@@ -14,7 +14,9 @@ This evaluator is also the worked example of an evaluator plugin in ``docs/exten
   linear time; a near-duplicate search would be quadratic in the messages of a long trace.
 
 Score: the mean of ``reference_similarity`` and ``diversity`` where present; ``None`` (no
-contribution) when neither can be computed.
+contribution) when neither can be computed. It carries no weight by default: the reference
+similarity counts in the coordination score's outcome part, and diversity is reported (it moves
+with who happens to talk to whom, so it cannot be a judgement by itself).
 """
 
 from __future__ import annotations
@@ -28,7 +30,28 @@ from pydantic import BaseModel, ConfigDict
 from coordbench.evals.base import TIER_TEXT, EvalContext, Evaluator
 from coordbench.evals.textsim import cosine, rouge_l, tfidf_vectors, tokens
 
-__all__ = ["PairDiversity", "TextEvaluator", "TextResult"]
+__all__ = ["PairDiversity", "TextEvaluator", "TextResult", "reference_similarity"]
+
+
+def _similarities(answer: str, references: list[str]) -> tuple[list[float], list[float]]:
+    """TF-IDF cosines and ROUGE-L F1s of ``answer`` against each reference."""
+    vectors = tfidf_vectors([answer, *references])
+    return [cosine(vectors[0], v) for v in vectors[1:]], [rouge_l(answer, r) for r in references]
+
+
+def reference_similarity(answer: str, references: list[str]) -> float:
+    """Similarity of ``answer`` to the references: the mean of the mean TF-IDF cosine and mean ROUGE-L F1.
+
+    0 without an answer or references.
+
+    Example:
+        >>> round(reference_similarity("the cat sat on the mat", ["the cat sat on the mat"]), 6)
+        1.0
+    """
+    if not answer.strip() or not references:
+        return 0.0
+    cos_values, rouge_values = _similarities(answer, references)
+    return (statistics.fmean(cos_values) + statistics.fmean(rouge_values)) / 2
 
 
 class PairDiversity(BaseModel):
@@ -89,9 +112,7 @@ class TextEvaluator(Evaluator):
         cos_values: list[float] = []
         rouge_values: list[float] = []
         if refs and answer.strip():
-            vectors = tfidf_vectors([answer, *refs])
-            cos_values = [cosine(vectors[0], v) for v in vectors[1:]]
-            rouge_values = [rouge_l(answer, r) for r in refs]
+            cos_values, rouge_values = _similarities(answer, refs)
         elif refs:
             notes.append("the team gave no answer to compare with the references")
         else:

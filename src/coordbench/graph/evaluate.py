@@ -12,6 +12,7 @@ from coordbench.graph.metrics.centrality import flow_betweenness
 from coordbench.graph.metrics.detections import Thresholds, classify, detect
 from coordbench.graph.metrics.registry import Metric, MetricInput, select_metrics
 from coordbench.graph.metrics.result import AgentSummary, EdgeSummary, GraphMetrics, MetricInfo
+from coordbench.graph.metrics.topology import topology
 from coordbench.graph.steptree import StepTree
 from coordbench.spans import SpanData
 from coordbench.spantree import SpanTree
@@ -71,6 +72,7 @@ def evaluate_graph(
             errors[metric.name] = f"{type(exc).__name__}: {exc}"
     detections = detect(view, thresholds, flow_betweenness_values=inputs.memo("flow_betweenness", flow_betweenness))
     classification, label = classify(detections, view.number_of_nodes())
+    entries = sorted({callee for host in full.graph["hosts"] if host in full for callee in full.successors(host)})
     return GraphMetrics(
         traces=list(full.graph["traces"]),
         agents=[
@@ -107,5 +109,6 @@ def evaluate_graph(
         thresholds=thresholds,
         classification=classification,
         label=label,
+        topology=topology(view, entries=entries),
         orphan_steps=len(inputs.steps.orphans),
     )

@@ -21,7 +21,7 @@ from coordbench.otlp import DecodeResult, OtlpDecodeError, decode_json, decode_p
 from coordbench.spans import SpanData, StatusCode, span_from_dict
 from coordbench.spantree import SpanTree, is_agent_call
 from coordbench.steps import CallType, call_type_of
-from coordbench.store.base import subtree_of
+from coordbench.store.base import completeness_of, subtree_of
 
 __all__ = ["TraceFileError", "evaluate_spans", "load_spans"]
 
@@ -124,12 +124,17 @@ async def evaluate_spans(
         subtree, _loose = subtree_of(list(spans), top.span_id)
         host = tree.agent_of(top)
         scenario = known.get(scenario_id, EvalScenario(id=scenario_id))
+        # as the assessor judged it: the scenario's subtree, its parent (the assessment's root) open
+        completeness = completeness_of(
+            top.trace_id, subtree, 0.0, open_spans={top.parent_span_id} if top.parent_span_id else set()
+        )
         ctx = EvalContext.build(
             subtree,
             scenario=scenario,
             config=config,
             hosts=[host] if host else [],
             participants=declared,
+            completeness=completeness,
             outcome=_outcome(tree, top, host),
         )
         out.append(await pipeline.run(ctx))

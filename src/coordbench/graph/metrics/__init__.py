@@ -10,9 +10,11 @@ from coordbench.graph.metrics.registry import (
     select_metrics,
 )
 from coordbench.graph.metrics.result import AgentSummary, EdgeSummary, GraphMetrics, MetricInfo, canonical_json
+from coordbench.graph.metrics.topology import TOPOLOGIES, Topology, topology
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "TOPOLOGIES",
     "AgentSummary",
     "Classification",
     "Detections",
@@ -24,9 +26,11 @@ __all__ = [
     "MetricInfo",
     "MetricInput",
     "Thresholds",
+    "Topology",
     "available_metrics",
     "canonical_json",
     "classify",
     "detect",
     "select_metrics",
+    "topology",
 ]

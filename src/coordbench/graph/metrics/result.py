@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from coordbench.graph.metrics.detections import Classification, Detections, Label, Thresholds
+from coordbench.graph.metrics.topology import Topology
 
 __all__ = ["AgentSummary", "EdgeSummary", "GraphMetrics", "MetricInfo", "canonical_json"]
 
@@ -98,6 +99,8 @@ class GraphMetrics(BaseModel):
         thresholds: The thresholds used.
         classification: ``high``, ``medium``, ``low`` or ``bottleneck``.
         label: The scenario label (``partial_isolation`` or ``<classification>_coordination``).
+        topology: The shape's name (``star``, ``chain``, ``tree``, ``mesh``, ``bottleneck_relay``,
+            ``silos``, ``pair`` or ``none``): descriptive, never scored.
         orphan_steps: Steps whose parent never arrived (the trace was incomplete).
     """
 
@@ -115,6 +118,7 @@ class GraphMetrics(BaseModel):
     thresholds: Thresholds
     classification: Classification
     label: Label
+    topology: Topology = "none"
     orphan_steps: int
 
     def to_json(self) -> str:

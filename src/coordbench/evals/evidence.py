@@ -1,0 +1,289 @@
+"""What a trace shows about how a team worked: each A2A call placed and classified.
+
+The coordination score (:mod:`coordbench.evals.coordination`) rests on these facts, all read
+from spans, never from the agents:
+
+- **where a call belongs**: the request its caller was serving when it made it (the
+  caller's A2A SERVER span, :meth:`~coordbench.spantree.SpanTree.request_of`) and the
+  callee's SERVER span that answered it (:meth:`~coordbench.spantree.SpanTree.server_of`,
+  through HTTP or proxy spans in between);
+- **duplicate**: the same request (same callee and message digest, or the same captured
+  text) as an earlier call that succeeded, whoever sent it: the callee did that work already;
+  a repeat after a *failed* call is a retry, which is recovery, not waste;
+- **late**: the call ended after the request it was made for had been answered, so its
+  result cannot have been used;
+- **relay hop**: a call into an agent that passed the work on to one other agent and added
+  nothing: its reply brings (almost) no words that agent's replies did not, or, without
+  captured text, it forwarded the very message it received (same digest). An agent that asks
+  several agents and combines their answers is coordinating, not relaying;
+- **dependent**: a call made after another finished that carries what the other one
+  returned (a pipeline step), so the two could not have run side by side. With captured text:
+  at least :data:`DEPENDENCY_CONTAINMENT` of the word trigrams the earlier reply added (those
+  not already in its own request) appear in the later request. Without text: the later
+  request is at least half the size of the earlier response (it could carry it); when the
+  sizes are unknown, the benefit of the doubt (dependent).
+
+Everything is ordered by start time, then span id, so the same spans give the same facts.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from coordbench.evals.calls import Call, calls_of
+from coordbench.evals.textsim import tokens
+from coordbench.spans import SpanData
+from coordbench.spantree import SpanTree, is_agent_call, is_agent_server_span
+
+__all__ = [
+    "DEPENDENCY_CONTAINMENT",
+    "RELAY_NOVELTY",
+    "TeamCall",
+    "TeamTrace",
+    "depends_on",
+    "interval",
+    "serialisation",
+]
+
+DEPENDENCY_CONTAINMENT = 0.25
+"""Share of an earlier reply's new trigrams a later request must carry to depend on it."""
+RELAY_NOVELTY = 0.1
+"""A reply with fewer new words than this share (against its callees' replies) is a relay's."""
+_FAILED_STATES = frozenset({"failed", "rejected", "canceled", "cancelled", "auth-required", "unknown"})
+
+
+@dataclass(eq=False)
+class TeamCall:
+    """One A2A message and what the trace says about it.
+
+    Attributes:
+        call: The message, from the caller's CLIENT span.
+        span: That CLIENT span.
+        server: The callee's SERVER span that answered it (``None``: it never arrived).
+        request: The caller's SERVER span it was made for (``None``: the caller was not
+            serving a traced request, a host for instance).
+        by_host: The caller is a host (the assessor).
+        ok: It succeeded: no error status and no failed task state.
+        duplicate_of: Span id of the earlier successful call it repeats.
+        retry_of: Span id of the earlier failed call it repeats.
+        late: It ended after the request it was made for was answered.
+        relay: The callee passed the work on and added nothing (see the module docstring).
+        delegated: The callee called other agents while answering it.
+    """
+
+    call: Call
+    span: SpanData
+    server: SpanData | None
+    request: SpanData | None
+    by_host: bool
+    ok: bool
+    duplicate_of: str | None = None
+    retry_of: str | None = None
+    late: bool = False
+    relay: bool = False
+    delegated: bool = False
+
+    @property
+    def id(self) -> str:
+        """The client span id."""
+        return self.call.span_id
+
+    @property
+    def work(self) -> bool:
+        """It did work the team needed done: it succeeded and repeats no earlier successful call."""
+        return self.ok and self.duplicate_of is None
+
+    @property
+    def useful(self) -> bool:
+        """A contribution the trace shows: work, answered by a callee whose span arrived, in time, not relayed.
+
+        A call whose callee's spans never arrived is not counted: the trace cannot show what
+        the callee did (it might have been a relay), so an incomplete trace is never read in
+        the team's favour.
+        """
+        return self.work and self.server is not None and not self.late and not self.relay
+
+
+@dataclass
+class TeamTrace:
+    """A trace's calls, classified, with the indexes the coordination parts read.
+
+    Build it with :meth:`build`.
+
+    Attributes:
+        tree: The spans.
+        hosts: Host agents (their calls hand out the task; they are not team members).
+        calls: Every A2A call, by start time.
+        orphan_servers: A2A SERVER spans whose caller's span never arrived.
+        by_request: Work calls per request (the caller's SERVER span id), by start time.
+    """
+
+    tree: SpanTree
+    hosts: frozenset[str]
+    calls: list[TeamCall]
+    orphan_servers: list[SpanData]
+    by_request: dict[str, list[TeamCall]] = field(default_factory=dict[str, list[TeamCall]])
+
+    @classmethod
+    def build(cls, tree: SpanTree, hosts: Iterable[str]) -> TeamTrace:
+        """Place and classify every call of ``tree``."""
+        host_set = frozenset(hosts)
+        calls: list[TeamCall] = []
+        for call in calls_of(tree):
+            span = tree.get(call.span_id)
+            assert span is not None  # noqa: S101 - calls_of reads the tree's own spans
+            state_failed = (call.state or "").lower() in _FAILED_STATES
+            calls.append(
+                TeamCall(
+                    call=call,
+                    span=span,
+                    server=tree.server_of(span),
+                    request=tree.request_of(span),
+                    by_host=call.caller in host_set,
+                    ok=call.ok and not state_failed,
+                )
+            )
+        answered = {c.server.span_id for c in calls if c.server is not None}
+        orphans = [
+            s for s in tree.ordered() if is_agent_server_span(s) and s.span_id not in answered and _no_caller(tree, s)
+        ]
+        trace = cls(tree=tree, hosts=host_set, calls=calls, orphan_servers=orphans)
+        trace._classify()
+        return trace
+
+    def _classify(self) -> None:
+        earlier: dict[tuple[str, str], TeamCall] = {}
+        failed_before: dict[tuple[str, str], TeamCall] = {}
+        for c in self.calls:
+            key = _request_key(c)
+            if key is not None:
+                first_ok = earlier.get(key)
+                if first_ok is not None:
+                    c.duplicate_of = first_ok.id
+                elif key in failed_before:
+                    c.retry_of = failed_before[key].id
+                if c.ok and first_ok is None:
+                    earlier[key] = c
+                elif not c.ok:
+                    failed_before.setdefault(key, c)
+            if c.request is not None and c.span.end_time_unix_nano > c.request.end_time_unix_nano:
+                c.late = True
+        by_request: dict[str, list[TeamCall]] = defaultdict(list)
+        for c in self.calls:
+            if c.request is not None and not c.by_host:
+                by_request[c.request.span_id].append(c)
+        self.by_request = dict(by_request)
+        for c in self.calls:
+            if c.server is None:
+                continue
+            below = [d for d in self.by_request.get(c.server.span_id, []) if d.work]
+            c.delegated = bool(below)
+            if below and c.ok:
+                c.relay = _is_relay(c, below)
+
+    def requests_of(self, agent: str) -> list[SpanData]:
+        """The SERVER spans of the requests ``agent`` answered that made calls, by start time."""
+        seen: dict[str, SpanData] = {}
+        for calls in self.by_request.values():
+            request = calls[0].request
+            if request is not None and calls[0].call.caller == agent:
+                seen[request.span_id] = request
+        return sorted(seen.values(), key=lambda s: (s.start_time_unix_nano, s.span_id))
+
+    @property
+    def relay_requests(self) -> frozenset[str]:
+        """SERVER span ids of the requests relays answered (they passed the work on, adding nothing)."""
+        return frozenset(c.server.span_id for c in self.calls if c.relay and c.server is not None)
+
+    @property
+    def team_calls(self) -> list[TeamCall]:
+        """The calls agents made to each other (the hosts' left out)."""
+        return [c for c in self.calls if not c.by_host]
+
+
+def _no_caller(tree: SpanTree, server: SpanData) -> bool:
+    """The server span's caller is lost: walking up its process, the parent it names never arrived."""
+    current = server
+    while True:
+        parent = tree.parent(current)
+        if parent is None:
+            return current.parent_span_id is not None
+        if is_agent_call(parent) or is_agent_server_span(parent) or parent.resource != server.resource:
+            return False
+        current = parent
+
+
+def _request_key(c: TeamCall) -> tuple[str, str] | None:
+    content = c.call.digest or (f"text:{c.call.request_text}" if c.call.request_text else None)
+    return None if content is None else (c.call.callee, content)
+
+
+def _is_relay(c: TeamCall, below: Sequence[TeamCall]) -> bool:
+    if len({d.call.callee for d in below}) != 1:
+        return False  # asking several agents and combining their answers is a coordinator's job
+    reply = c.call.response_text
+    answers = [d.call.response_text for d in below if d.call.response_text]
+    if reply and answers:
+        words = set(tokens(reply))
+        if not words:
+            return False
+        known = {w for text in answers for w in tokens(text)}
+        return len(words - known) / len(words) < RELAY_NOVELTY
+    incoming = c.call.digest or (c.server.attribute_str("a2a.message.digest") if c.server is not None else None)
+    return len(below) == 1 and incoming is not None and below[0].call.digest == incoming
+
+
+def _trigrams(words: Sequence[str]) -> set[tuple[str, ...]]:
+    if len(words) < 3:
+        return {tuple(words)} if words else set()
+    return {tuple(words[i : i + 3]) for i in range(len(words) - 2)}
+
+
+def depends_on(later: TeamCall, earlier: TeamCall) -> bool:
+    """Whether ``later`` carries what ``earlier`` returned (see the module docstring).
+
+    Only meaningful when ``later`` started after ``earlier`` ended.
+    """
+    reply, request = earlier.call.response_text, later.call.request_text
+    if reply is not None and request is not None:
+        added = _trigrams(tokens(reply)) - _trigrams(tokens(earlier.call.request_text or ""))
+        if not added:
+            return False  # the earlier reply brought nothing new that could be carried on
+        carried = added & _trigrams(tokens(request))
+        return len(carried) / len(added) >= DEPENDENCY_CONTAINMENT
+    if earlier.call.response_bytes <= 0 or later.call.request_bytes <= 0:
+        return True  # nothing to tell by: the benefit of the doubt
+    return later.call.request_bytes >= 0.5 * earlier.call.response_bytes
+
+
+def interval(c: TeamCall, *, server_side: bool) -> tuple[int, int]:
+    """When the call's work ran: the callee's SERVER span if asked and present, else the CLIENT span."""
+    span = c.server if server_side and c.server is not None else c.span
+    return span.start_time_unix_nano, span.end_time_unix_nano
+
+
+def serialisation(a: TeamCall, b: TeamCall) -> float | None:
+    """How far two calls of one request that could have run side by side were run one after another.
+
+    ``None`` when they could not (``b`` started after ``a`` ended and depends on it, or the other
+    way round). Otherwise ``1 - overlap / shorter``, on the callees' SERVER spans when both
+    arrived (so a callee that queued concurrent requests shows as serial), else on the CLIENT
+    spans: 0 for calls that fully overlap, 1 for calls one after another.
+
+    Example:
+        Calls 0-10 ms and 5-20 ms overlap 5 ms of the shorter's 10: ``0.5``.
+    """
+    if (b.span.start_time_unix_nano, b.id) < (a.span.start_time_unix_nano, a.id):
+        a, b = b, a
+    if b.span.start_time_unix_nano >= a.span.end_time_unix_nano and depends_on(b, a):
+        return None
+    server_side = a.server is not None and b.server is not None
+    a0, a1 = interval(a, server_side=server_side)
+    b0, b1 = interval(b, server_side=server_side)
+    shorter = min(a1 - a0, b1 - b0)
+    if shorter <= 0:
+        return 0.0
+    overlap = max(0, min(a1, b1) - max(a0, b0))
+    return 1.0 - min(1.0, overlap / shorter)
