@@ -6,13 +6,16 @@ import gc
 import logging
 from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI, Request, Response
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 
 from coordbench import __version__
 from coordbench.auth import bearer_ok
+from coordbench.bodylimit import BodyLimitMiddleware, BodyTooLargeError
 from coordbench.otlp.grpc import GrpcReceiver
 from coordbench.otlp.http import Inflight
 from coordbench.otlp.http import router as otlp_router
@@ -20,7 +23,15 @@ from coordbench.settings import Settings, load_settings
 from coordbench.store import SqlitePersistence, TraceStore
 from coordbench.store.api import router as read_router
 
-__all__ = ["BearerAuthMiddleware", "build_store", "create_app", "mount_backend", "serve_store", "tune_gc_for_ingest"]
+__all__ = [
+    "BearerAuthMiddleware",
+    "build_store",
+    "create_app",
+    "limit_bodies",
+    "mount_backend",
+    "serve_store",
+    "tune_gc_for_ingest",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -106,8 +117,26 @@ async def serve_store(app: FastAPI, settings: Settings, store: TraceStore) -> As
         await store.close()
 
 
+OTLP_PATHS = frozenset({"/v1/traces", "/traces"})
+"""Trace ingestion routes (OTLP exports, Step reports): bounded by ``max_body_bytes``, not ``max_request_bytes``."""
+
+
+def limit_bodies(app: FastAPI, settings: Settings) -> None:
+    """Bound every request body of ``app``: ``max_body_bytes`` for OTLP exports, ``max_request_bytes`` elsewhere."""
+
+    def limit_for(path: str) -> int | None:
+        return settings.max_body_bytes if path in OTLP_PATHS else None
+
+    app.add_middleware(BodyLimitMiddleware, limit=settings.max_request_bytes, limit_for=limit_for)
+
+    async def too_large(_request: Request, exc: Exception) -> Response:
+        return JSONResponse({"detail": str(exc)}, status_code=413, headers={"Connection": "close"})
+
+    app.add_exception_handler(BodyTooLargeError, too_large)
+
+
 def mount_backend(app: FastAPI, settings: Settings, store: TraceStore) -> None:
-    """Add the receiver and read API to an existing app (the green assessor's, for one).
+    """Add the receiver, the read API and ``GET /`` to an existing app (the green assessor's, for one).
 
     The caller's lifespan must open and close ``store`` (and may start a :class:`GrpcReceiver`).
     """
@@ -116,6 +145,40 @@ def mount_backend(app: FastAPI, settings: Settings, store: TraceStore) -> None:
     app.state.inflight = Inflight(settings.max_inflight)
     app.include_router(otlp_router, tags=["otlp"])
     app.include_router(read_router, tags=["traces"])
+
+    @app.get("/", tags=["about"], summary="What this server is and where to go")
+    async def about(request: Request) -> dict[str, Any]:  # pyright: ignore[reportUnusedFunction]
+        return describe(request.app)
+
+
+def describe(app: FastAPI) -> dict[str, Any]:
+    """What ``GET /`` answers: the server's name and version, and each endpoint with what it does."""
+    hidden = {"/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"}
+    endpoints: list[dict[str, Any]] = []
+    paths: dict[str, dict[str, Any]] = app.openapi().get("paths", {})
+    for path, operations in paths.items():
+        for method, operation in operations.items():
+            if path not in hidden and path != "/":
+                endpoints.append({"path": path, "method": method.upper(), "what": operation.get("summary", "")})
+    for route in app.routes:  # plain Starlette routes (an A2A agent's) are not in the OpenAPI document
+        path = getattr(route, "path", None)
+        if (
+            isinstance(route, APIRoute)
+            or not isinstance(path, str)
+            or path in hidden
+            or (path in paths and path != "/")
+        ):
+            continue
+        for method in sorted(getattr(route, "methods", None) or ()):
+            if method != "HEAD":
+                endpoints.append({"path": path, "method": method, "what": getattr(route, "name", "") or ""})
+    return {
+        "name": app.title,
+        "version": app.version,
+        "description": app.description or None,
+        "endpoints": sorted(endpoints, key=lambda e: (e["path"], e["method"])),
+        "docs": "/docs",
+    }
 
 
 def create_app(settings: Settings | None = None, *, store: TraceStore | None = None) -> FastAPI:
@@ -140,6 +203,11 @@ def create_app(settings: Settings | None = None, *, store: TraceStore | None = N
     # No self-tracing: spans about ingesting spans would be exported back here, in a loop.
     app = FastAPI(
         title="coordbench trace backend",
+        description=(
+            "OTLP receiver (POST /v1/traces: protobuf or JSON; gRPC on the gRPC port) and read API "
+            "(GET /v1/traces, /v1/traces/{id}?wait=seconds, /v1/stats, /metrics). Traces only: metrics and "
+            "logs are not accepted (set OTEL_METRICS_EXPORTER=none OTEL_LOGS_EXPORTER=none)."
+        ),
         version=__version__,
         lifespan=lifespan,
         telemetry={"tracing": False, "metrics": False, "logs": False},
@@ -148,6 +216,7 @@ def create_app(settings: Settings | None = None, *, store: TraceStore | None = N
     mount_backend(app, settings, store)
     if token:
         app.add_middleware(BearerAuthMiddleware, token=token)
+    limit_bodies(app, settings)
 
     @app.get("/healthz", tags=["health"])
     async def healthz() -> dict[str, str]:  # pyright: ignore[reportUnusedFunction]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import statistics
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -31,6 +31,8 @@ __all__ = [
     "ScenarioReport",
     "agentbeats_results",
     "result_row",
+    "results_document",
+    "results_text",
     "summary_text",
     "write_results",
 ]
@@ -113,8 +115,11 @@ class AssessmentReport(BaseModel):
 
     @property
     def assessed(self) -> bool:
-        """At least one scenario was evaluated normally (else the assessment failed: nothing could be assessed)."""
-        return any(s.status == "evaluated" for s in self.scenarios)
+        """At least one scenario was evaluated, even one where the team failed (a team that fails is a result).
+
+        ``False`` only when the assessor itself could not evaluate a single scenario.
+        """
+        return any(s.evaluation is not None for s in self.scenarios)
 
 
 def _judge(report: ScenarioReport) -> JudgeResult | None:
@@ -192,12 +197,14 @@ def result_row(report: AssessmentReport) -> dict[str, Any]:
             "graph_metrics": report.graph_metrics,
             "latency_metrics": report.latency_metrics,
             "judges": sorted({j.judge for j in judged}),
+            "judge_fallbacks": sorted({j.fallback_reason for j in judged if j.fallback_reason}),
             "reasoning": "\n".join(f"[{s.id}] {j.reasoning}" for s in evaluated if (j := _judge(s)) is not None),
             "strengths": _unique([x for j in judged for x in j.strengths]),
             "weaknesses": _unique([x for j in judged for x in j.weaknesses]),
             "trace_completeness": {
                 "live_scenarios": len(live),
-                "complete": sum(1 for s in live if (s.completeness or {}).get("complete")),
+                "complete_scenarios": sum(1 for s in live if (s.completeness or {}).get("complete")),
+                "incomplete": [s.id for s in live if not (s.completeness or {}).get("complete")],
                 "timed_out": [s.id for s in live if (s.completeness or {}).get("timed_out")],
             },
             "participants": report.participants,
@@ -209,35 +216,75 @@ def result_row(report: AssessmentReport) -> dict[str, Any]:
     return json.loads(canonical_json(row))
 
 
+def results_document(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The AgentBeats ``results.json`` document of these result rows, in its one canonical shape.
+
+    ``{"participants": {role: agentbeats id, or the (redacted) URL}, "results": rows}``. Built
+    from the rows alone, so the assessor's copy and the one ``coordbench assess`` writes from the
+    artifact it received are the same bytes (a DataPart carries every number as a double: the
+    canonical form writes integral numbers as integers).
+    """
+    participants: dict[str, str] = {}
+    for row in rows:
+        detail = cast("dict[str, Any]", row.get("detail") or {})
+        config = cast("dict[str, Any]", detail.get("config") or {})
+        ids = cast("dict[str, str]", config.get("participant_ids") or {})
+        urls = cast("dict[str, str]", detail.get("participants") or {})
+        for role, url in urls.items():
+            participants[str(role)] = str(ids.get(role, url))
+    return {"participants": dict(sorted(participants.items())), "results": json.loads(canonical_json(rows))}
+
+
 def agentbeats_results(report: AssessmentReport) -> dict[str, Any]:
     """``{"participants": {role: id}, "results": [row]}``; a role without an AgentBeats id is given by its URL."""
-    participants = {role: report.participant_ids.get(role, url) for role, url in sorted(report.participants.items())}
-    return {"participants": participants, "results": [result_row(report)]}
+    return results_document([result_row(report)])
 
 
-def write_results(path: str | Path, report: AssessmentReport) -> Path:
-    """Write ``results.json`` (creating the folder); returns the path."""
+def results_text(document: dict[str, Any]) -> str:
+    """``results.json``'s text: the document indented, keys sorted, newline-terminated."""
+    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def write_results(path: str | Path, report: AssessmentReport | dict[str, Any]) -> Path:
+    """Write ``results.json`` (creating the folder, atomically) for a report or a document; returns the path."""
+    document = agentbeats_results(report) if isinstance(report, AssessmentReport) else report
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(agentbeats_results(report), indent=2, sort_keys=True, ensure_ascii=False)
     temporary = target.with_name(target.name + ".tmp")
-    temporary.write_text(text + "\n", encoding="utf-8")
+    temporary.write_text(results_text(document), encoding="utf-8")
     temporary.replace(target)
     return target
 
 
 def summary_text(report: AssessmentReport, row: dict[str, Any] | None = None) -> str:
-    """A human summary of the assessment (the artifact's text part)."""
+    """A human summary of the assessment (the artifact's text part): one line, then one per scenario."""
     row = row or result_row(report)
+    failed = row["scenarios_failed"]
     lines = [
-        f"coordbench assessment {report.assessment_id}: overall score {row['score']:.1f}/{MAX_SCORE}, "
-        f"{row['scenarios_passed']}/{row['scenarios']} scenarios passed, {row['time_used']:.1f} s",
+        f"coordbench assessment {report.assessment_id}: score {row['score']:.1f}/{MAX_SCORE}, "
+        f"{row['scenarios_passed']}/{row['scenarios']} scenarios passed"
+        + (f", {failed} not evaluated normally" if failed else "")
+        + f", {row['time_used']:.1f} s",
     ]
     for entry in row["detail"]["scenarios"]:
-        label = f", {entry['label']}" if entry.get("label") else ""
+        verdict = "passed" if entry.get("passed") else "not passed"
+        shape = ""
+        results = cast("dict[str, Any]", entry.get("results") or {})
+        graph = cast("dict[str, Any]", results.get("graph") or {})
+        if graph:
+            shape = f", {graph.get('topology')} / {entry.get('label')}"
         expected = f" (expected {entry['expected_label']})" if entry.get("expected_label") else ""
-        problem = f" - {entry['status']}: {entry['error']}" if entry.get("error") else ""
-        lines.append(f"- {entry['id']} [{entry['mode']}]: score {entry['score']:.2f}{label}{expected}{problem}")
+        trace = f"; trace {entry['trace_id']}" if entry.get("trace_id") and entry["mode"] == "live" else ""
+        problem = f"; {entry['status']}: {entry['error']}" if entry.get("error") else ""
+        lines.append(
+            f"- {entry['id']} [{entry['mode']}]: score {entry['score']:.2f}, {verdict}{shape}{expected}{trace}{problem}"
+        )
+    fallbacks = cast("list[str]", row["detail"].get("judge_fallbacks") or [])
+    if fallbacks:
+        lines.append("Judge: rule-based, because " + "; ".join(fallbacks))
+    ignored = cast("list[str]", row["detail"].get("ignored_config_keys") or [])
+    if ignored:
+        lines.append("Ignored config keys (not known to coordbench): " + ", ".join(ignored))
     weaknesses = row["detail"]["weaknesses"]
     if weaknesses:
         lines.append("Weaknesses: " + "; ".join(weaknesses))

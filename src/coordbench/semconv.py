@@ -109,5 +109,23 @@ LEGACY_EXTENSIONS_HEADER: Final = "X-A2A-Extensions"
 TRACEPARENT: Final = "traceparent"
 TRACESTATE: Final = "tracestate"
 
+# --- coordbench's own HOST spans (the assessor's assessment and scenario steps) ----------------
+COORDBENCH_ASSESSMENT_ID: Final = "coordbench.assessment.id"
+"""On an assessment's root HOST span: the assessment id (the A2A context id of the request)."""
+COORDBENCH_SCENARIO_ID: Final = "coordbench.scenario.id"
+"""On a scenario's HOST span: the scenario id."""
+COORDBENCH_SCENARIO_ENTRY: Final = "coordbench.scenario.entry"
+"""On a scenario's HOST span: the role the task went to."""
+COORDBENCH_SCENARIO_PARTICIPANTS: Final = "coordbench.scenario.participants"
+"""On a scenario's HOST span: the agent names of the team's members (the evaluation's participants)."""
+COORDBENCH_OUTCOME_STATE: Final = "coordbench.outcome.state"
+"""On a scenario's HOST span: how the team's task ended (``completed``, ``failed``, ``message``, ``error``...)."""
+COORDBENCH_OUTCOME_OUTPUT: Final = "coordbench.outcome.output"
+"""On a scenario's HOST span: the team's answer (capped), so a stored trace can be re-evaluated alone."""
+COORDBENCH_OUTCOME_ERROR: Final = "coordbench.outcome.error"
+"""On a scenario's HOST span: why the team's call failed, when it did."""
+COORDBENCH_OUTCOME_DURATION_MS: Final = "coordbench.outcome.duration_ms"
+"""On a scenario's HOST span: how long the assessor waited for the answer."""
+
 # --- instrumentation identity ---------------------------------------------------------------
 INSTRUMENTATION_NAME: Final = "coordbench.instrument"

@@ -35,6 +35,14 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(
         64 * 1024 * 1024, ge=1024, description="Largest export request, before and after decompression."
     )
+    max_request_bytes: int = Field(
+        4 * 1024 * 1024,
+        ge=1024,
+        description=(
+            "Largest request body on every route but the OTLP export (A2A messages, registrations, Step "
+            "reports): bytes are counted as they arrive and the request gets 413 past the cap."
+        ),
+    )
     max_spans: int = Field(1_000_000, ge=1, description="Most spans held in memory.")
     max_traces: int = Field(100_000, ge=1, description="Most traces held in memory.")
     max_bytes: int = Field(

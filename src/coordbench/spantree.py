@@ -15,7 +15,7 @@ from typing import Any
 from coordbench import semconv
 from coordbench.spans import SpanData, SpanKind
 
-__all__ = ["AgentCall", "SpanTree"]
+__all__ = ["AgentCall", "SpanTree", "answer_of", "is_agent_call", "is_agent_server_span"]
 
 
 class AgentCall:
@@ -90,6 +90,42 @@ def is_agent_call(span: SpanData) -> bool:
         and span.attributes.get(semconv.GEN_AI_OPERATION_NAME) == semconv.OPERATION_INVOKE_AGENT
         and span.attribute_str(semconv.GEN_AI_AGENT_NAME) is not None
     )
+
+
+def answer_of(
+    call: SpanData,
+    children_of: Callable[[str], Sequence[SpanData]],
+    *,
+    depth: int = _BETWEEN,
+    any_server: bool = False,
+) -> SpanData | None:
+    """The span that answered the A2A CLIENT span ``call``: the first A2A SERVER span below it.
+
+    The walk goes down level by level (earliest first) through spans that are not A2A calls
+    themselves, so spans of other instrumentations or of proxies between the two ends (httpx's
+    HTTP CLIENT span, the callee's ASGI SERVER span) do not hide the answer; it never goes
+    through another A2A call, below which is whoever that one called.
+
+    Args:
+        call: An A2A CLIENT span.
+        children_of: The direct children of a span id, by start time.
+        depth: How many levels below ``call`` to look.
+        any_server: Accept any SERVER span (a callee that only an HTTP instrumentation traces
+            has still answered), not only an A2A one.
+    """
+    level: Sequence[SpanData] = (call,)
+    for _ in range(depth):
+        below: list[SpanData] = []
+        for span in level:
+            for child in children_of(span.span_id):
+                if is_agent_server_span(child) or (any_server and child.kind is SpanKind.SERVER):
+                    return child
+                if not is_agent_call(child):
+                    below.append(child)
+        if not below:
+            return None
+        level = sorted(below, key=_start)
+    return None
 
 
 class SpanTree:
@@ -289,26 +325,13 @@ class SpanTree:
         That is the earliest A2A SERVER span below ``call`` reached through spans that are
         not A2A calls themselves: the callee's server span is usually a direct child, but
         other instrumentations (httpx's HTTP CLIENT span, the callee's ASGI SERVER span) and
-        proxies may sit in between. Never through another A2A call: below one is whoever it
-        called.
+        proxies may sit in between (see :func:`answer_of`).
 
         Args:
             call: An A2A CLIENT span.
             depth: How many levels below ``call`` to look.
         """
-        level: Sequence[SpanData] = (call,)
-        for _ in range(depth):
-            below: list[SpanData] = []
-            for span in level:
-                for child in self.children_of(span.span_id):
-                    if is_agent_server_span(child):
-                        return child
-                    if not is_agent_call(child):
-                        below.append(child)
-            if not below:
-                return None
-            level = sorted(below, key=_start)
-        return None
+        return answer_of(call, self.children_of, depth=depth)
 
     def client_of(self, server: SpanData, *, depth: int = _BETWEEN) -> SpanData | None:
         """The A2A CLIENT span that sent the request the SERVER span ``server`` answered, if it arrived.

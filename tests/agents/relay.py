@@ -225,6 +225,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--behaviour", default="echo")
     parser.add_argument("--configure-tracing", action="store_true")
     parser.add_argument("--http-spans", action="store_true", help="also trace HTTP: httpx client, ASGI server")
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds to work before answering")
+    parser.add_argument("--parallel", action="store_true", help="fanout: ask every peer at once")
     args = parser.parse_args(argv)
     provider = None
     if args.configure_tracing:
@@ -241,7 +243,13 @@ def main(argv: list[str] | None = None) -> None:
     sock.bind(("127.0.0.1", 0))
     url = f"http://127.0.0.1:{sock.getsockname()[1]}/"
     executor = RelayExecutor(
-        args.name, next_url=args.next_url, streaming=args.streaming == "true", behaviour=args.behaviour, self_url=url
+        args.name,
+        next_url=args.next_url,
+        streaming=args.streaming == "true",
+        behaviour=args.behaviour,
+        self_url=url,
+        delay=args.delay,
+        parallel=args.parallel,
     )
     app: Any = create_a2a_app(build_agent_card(args.name, url, description=f"relay agent {args.name}"), executor)
     if args.http_spans and provider is not None:

@@ -76,6 +76,13 @@ async def test_live_assessment_end_to_end(
         listing = (await http.get("/v1/traces", params={"limit": 500})).json()
         stored = [(await http.get(f"/v1/traces/{t['trace_id']}")).text for t in listing["traces"]]
     assert stored
+    # the listing says which trace is the assessment's, and its scenarios
+    (assessment,) = [t for t in listing["traces"] if t["assessment_id"] == row["assessment_id"]]
+    assert assessment["scenarios"] == ["launch"] and assessment["root"].startswith("invoke_workflow assessment ")
+    async with httpx.AsyncClient(base_url=green.url, timeout=30) as http:
+        about = (await http.get("/")).json()
+    assert about["name"] == "coordbench green assessor" and "agent-card.json" in about["description"]
+    assert {"path": "/", "method": "POST", "what": "handle_requests"} in about["endpoints"]
     # not even in captured message content, which carries the request and the peers' URLs
     assert any("gen_ai.input.messages" in text for text in stored)
     assert not [text for text in stored if "s3cret" in text]
@@ -147,7 +154,12 @@ async def test_live_assessment_end_to_end(
         "coordination_quality": pytest.approx(process),
     }
     assert row["detail"]["graph_metrics"]["classification"] == "bottleneck"
-    assert row["detail"]["trace_completeness"] == {"live_scenarios": 1, "complete": 1, "timed_out": []}
+    assert row["detail"]["trace_completeness"] == {
+        "live_scenarios": 1,
+        "complete_scenarios": 1,
+        "incomplete": [],
+        "timed_out": [],
+    }
     assert "1/1 scenarios passed" in reply.text
 
     # the leaderboard query finds the row, first column the AgentBeats id

@@ -43,8 +43,10 @@ def test_green_assess_and_evaluate(
             json.dumps(
                 {
                     "scenarios": [{"id": "review", "task": "Review the plan", "references": ["a careful review"]}],
+                    "entry": "coordinator",
                     "trace_quiet": 0.3,
                     "trace_timeout": 20,
+                    "team_notes": "a key coordbench does not know: listed, not fatal",
                 }
             )
         )
@@ -60,34 +62,75 @@ def test_green_assess_and_evaluate(
         entry = row["detail"]["scenarios"][0]
         assert entry["status"] == "evaluated" and entry["trace_complete"] is True
         assert "review" in assessed.stderr and "results written to" in assessed.stderr
-        # the green wrote the same row itself
-        assert json.loads((tmp_path / "green-output" / "results.json").read_text())["results"] == [row]
+        assert "ignored config keys (not known to coordbench): team_notes" in " ".join(assessed.stderr.split())
+        assert f"scenario review: trace {entry['trace_id']}" in assessed.stderr  # to look it up
+        assert "assess.py:" not in assessed.stderr  # no source locations on progress lines
+        # one writer: the green's own copy and the one assess wrote from the artifact are the same bytes,
+        # integers written as integers although the artifact's DataPart carried them as doubles
+        assert out.read_bytes() == (tmp_path / "green-output" / "results.json").read_bytes()
+        assert '"scenarios": 1,' in out.read_text() and '"live_scenarios": 1,' in out.read_text()
 
         # re-evaluating the stored trace reproduces the assessment's evaluation, byte for byte
         replay = run(
             "evaluate", "--trace-id", entry["trace_id"], "--receiver", url, "--config", str(config),
-            "--participant", "coordinator", "--participant", "worker", env=env,
+            env=env,
         )  # fmt: skip
         assert replay.returncode == 0, replay.stderr
         (evaluation,) = json.loads(replay.stdout)
         assert evaluation["scenario"] == "review"
         assert evaluation["results"] == entry["results"]
-        assert evaluation["score"]["overall"] == pytest.approx(entry["score"])
+        assert evaluation["score"] == entry["score_components"] and evaluation["passed"] == entry["passed"]
+        assert evaluation["score"]["overall"] == entry["score"]
+        assert evaluation["results"]["llm_judge"]["task_success"] is True  # the answer, read from the trace
+        # a participant given as ROLE=URL (assess's form) is refused, not silently taken for a name
+        wrong = run("evaluate", "--trace-id", entry["trace_id"], "--receiver", url, "--agent",
+                    f"coordinator={coordinator.url}", env=env)  # fmt: skip
+        assert wrong.returncode == 2 and "--agent takes an agent's name" in " ".join(wrong.stderr.split())
         again = run(
             "evaluate", "--trace-id", entry["trace_id"], "--receiver", url, "--config", str(config),
-            "--participant", "coordinator", "--participant", "worker", env=env,
+            env=env,
         )  # fmt: skip
         assert again.stdout == replay.stdout
 
         # the same trace from a file (the read API's JSON)
         trace_file = tmp_path / "trace.json"
         trace_file.write_text(httpx.get(f"{url}/v1/traces/{entry['trace_id']}").text)
-        from_file = run("evaluate", str(trace_file), "--config", str(config),
-                        "--participant", "coordinator", "--participant", "worker", env=env)  # fmt: skip
+        from_file = run("evaluate", str(trace_file), "--config", str(config), env=env)
         assert from_file.stdout == replay.stdout
     finally:
         green.terminate()
         green.communicate(timeout=20)
+
+
+def test_embedded_assess_with_the_endpoint_in_the_shell_keeps_its_spans_to_itself(
+    tmp_path: Path, start_participant: object, processes: list[AgentProcess], subprocess_env: dict[str, str]
+) -> None:
+    """The README tells agent authors to set OTEL_EXPORTER_OTLP_ENDPOINT; assess's own green must not export to itself.
+
+    It used to, from a batch processor flushed after the embedded green had stopped: exporter
+    errors and seconds of waiting. Two scenarios: the rule-based judge is mentioned once.
+    """
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    coordinator = start_participant("coordinator", url, behaviour="fanout")  # type: ignore[operator]
+    worker = start_participant("worker", url)  # type: ignore[operator]
+    env = {k: v for k, v in subprocess_env.items() if k != LLM_API_KEY_ENV}
+    env |= {"OTEL_EXPORTER_OTLP_ENDPOINT": url, "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}
+    config = tmp_path / "config.json"
+    scenarios = [{"id": "one", "task": "Plan the launch"}, {"id": "two", "task": "Plan the review"}]
+    config.write_text(json.dumps({"scenarios": scenarios, "trace_quiet": 0.3, "trace_timeout": 20}))
+    out = tmp_path / "results.json"
+    assessed = run(
+        "assess", "--port", str(port), "-p", f"coordinator={coordinator.url}", "-p", f"worker={worker.url}",
+        "--config", str(config), "--output", str(out), env=env,
+    )  # fmt: skip
+    assert assessed.returncode == 0, assessed.stderr
+    for trouble in ("Failed to export", "Exception while exporting", "Transient error", "Traceback"):
+        assert trouble not in assessed.stderr, assessed.stderr
+    assert "LLM judge unavailable" not in assessed.stderr  # not once per scenario
+    assert assessed.stderr.count("judge: rule-based (no API key") == 1, assessed.stderr
+    (row,) = json.loads(out.read_text())["results"]
+    assert [e["trace_complete"] for e in row["detail"]["scenarios"]] == [True, True]
 
 
 @pytest.mark.parametrize(
@@ -193,6 +236,20 @@ def test_evaluate_refuses_a_config_with_a_bad_weight(tmp_path: Path) -> None:
     result = run("evaluate", str(trace_file), "--config", str(config))
     assert result.returncode == 2
     assert "config.weights: weight of 'graph' must be a finite number >= 0, got -1.0" in " ".join(result.stderr.split())
+
+
+def test_a_config_key_with_a_typo_is_refused_naming_the_right_one(tmp_path: Path) -> None:
+    config = tmp_path / "config.json"
+    config.write_text('{"timout": 30}')
+    result = run("assess", "-p", "a=http://127.0.0.1:9/", "--config", str(config), "--green", "http://127.0.0.1:9/")
+    assert result.returncode == 2
+    assert "unknown config key 'timout': did you mean 'timeout'?" in " ".join(result.stderr.split())
+    trace_file = tmp_path / "unused.json"
+    trace_file.write_text('{"spans": []}')
+    result = run("evaluate", str(trace_file), "--config", str(config))
+    assert result.returncode == 2 and "config: unknown config key 'timout': did you mean 'timeout'?" in " ".join(
+        result.stderr.split()
+    )
 
 
 def test_evaluate_says_what_a_wrong_receiver_answered() -> None:

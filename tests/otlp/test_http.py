@@ -168,7 +168,7 @@ def _corrupt_zstd_block() -> bytes:
             "cannot decompress zstd body: cannot decode zstd body",
         ),
         ({"Content-Type": "text/plain"}, b"hi", 415, "unsupported Content-Type 'text/plain'"),
-        ({}, b"hi", 415, "unsupported Content-Type ''"),
+        ({}, b"hi", 415, "unsupported Content-Type '(none)'"),
         ({**PROTO, "Content-Encoding": "br"}, b"hi", 415, "unsupported Content-Encoding 'br'"),
     ],
 )
@@ -179,6 +179,38 @@ def test_bad_requests_get_a_status_and_store_nothing(
     assert response.status_code == code
     assert message in status_of(response).message
     assert backend.stats()["received"] == 0
+
+
+def test_without_a_content_type_the_415_is_json(backend: Backend) -> None:
+    """A client that did not say it speaks protobuf cannot read a protobuf error: it gets JSON."""
+    response = httpx.post(f"{backend.url}/v1/traces", content=b"hi")
+    assert response.status_code == 415 and response.headers["content-type"] == "application/json"
+    assert response.json()["message"].startswith("unsupported Content-Type '(none)'")
+
+
+@pytest.mark.parametrize("signal", ["metrics", "logs"])
+@pytest.mark.parametrize("content_type", ["application/x-protobuf", "application/json"])
+def test_metrics_and_logs_are_refused_plainly(backend: Backend, signal: str, content_type: str) -> None:
+    """opentelemetry-instrument exports metrics and logs by default: say plainly that only traces go here."""
+    response = httpx.post(f"{backend.url}/v1/{signal}", content=b"\x0a\x00", headers={"Content-Type": content_type})
+    assert response.status_code == 404
+    assert response.headers["content-type"] == content_type
+    message = status_of(response).message
+    assert message.startswith(f"coordbench accepts traces only (POST /v1/traces); {signal} are not accepted here")
+    assert f"OTEL_{signal.upper()}_EXPORTER=none" in message
+    assert backend.stats()["received"] == 0
+
+
+def test_the_root_says_what_the_server_is(backend: Backend) -> None:
+    about = httpx.get(f"{backend.url}/").json()
+    assert about["name"] == "coordbench trace backend" and "Traces only" in about["description"]
+    routes = {(e["path"], e["method"]) for e in about["endpoints"]}
+    assert {
+        ("/v1/traces", "POST"),
+        ("/v1/traces", "GET"),
+        ("/v1/traces/{trace_id}", "GET"),
+        ("/healthz", "GET"),
+    } <= routes
 
 
 def test_empty_body_succeeds(backend: Backend) -> None:

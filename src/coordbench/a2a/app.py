@@ -20,11 +20,13 @@ from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, c
 from a2a.server.tasks import InMemoryTaskStore, TaskStore
 from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentProvider, AgentSkill
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.routing import BaseRoute
 
+from coordbench.bodylimit import BodyLimitMiddleware
 from coordbench.instrument.card import with_trace_extensions
 
-__all__ = ["REST_PREFIX", "a2a_routes", "build_agent_card", "create_a2a_app"]
+__all__ = ["DEFAULT_MAX_REQUEST_BYTES", "REST_PREFIX", "a2a_routes", "build_agent_card", "create_a2a_app"]
 
 REST_PREFIX = "/rest"
 """Where the HTTP+JSON (REST) binding is mounted, below the agent's base URL."""
@@ -81,20 +83,28 @@ def build_agent_card(
     return with_trace_extensions(card) if trace_extensions else card
 
 
+DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024
+"""The largest request body an agent app accepts by default (413 past it)."""
+
+
 def create_a2a_app(
     card: AgentCard,
     executor: AgentExecutor,
     *,
     task_store: TaskStore | None = None,
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
 ) -> Starlette:
     """A Starlette app serving ``executor`` as an A2A agent: card, JSON-RPC (1.0 + 0.3) and REST.
 
     The request handler is closed when the app shuts down, so no agent task outlives the server.
+    Every request body is bounded (:class:`~coordbench.bodylimit.BodyLimitMiddleware`): a
+    larger one gets 413 as soon as its bytes pass the cap, before the handler buffers it.
 
     Args:
         card: The agent's card (see :func:`build_agent_card`).
         executor: The agent's logic.
         task_store: Where tasks are kept (default: in memory).
+        max_request_bytes: The largest request body accepted.
 
     Returns:
         The ASGI app; serve it with uvicorn.
@@ -108,7 +118,8 @@ def create_a2a_app(
         finally:
             await handler.aclose()
 
-    return Starlette(routes=routes, lifespan=lifespan)
+    middleware = [Middleware(BodyLimitMiddleware, limit=max_request_bytes)]
+    return Starlette(routes=routes, lifespan=lifespan, middleware=middleware)
 
 
 def a2a_routes(

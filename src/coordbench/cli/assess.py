@@ -18,6 +18,7 @@ from coordbench.a2a import AgentCallError, Messenger
 from coordbench.cli.output import check_writable, write_text
 from coordbench.green import GreenSettings, RequestError, create_green_app
 from coordbench.green.request import validate_request
+from coordbench.results import results_document, results_text
 from coordbench.testing import LoopbackServer
 
 __all__ = ["assess"]
@@ -67,7 +68,7 @@ def assess(
 
     Exits 0 when the assessment completed, 1 when it was rejected or failed, 2 on bad arguments.
     """
-    console = Console(stderr=True)
+    console = Console(stderr=True, log_path=False)
     if not (math.isfinite(timeout) and timeout > 0):
         raise typer.BadParameter(f"must be a number of seconds > 0, got {timeout}", param_hint="--timeout")
     if not 0 <= port <= _MAX_PORT:
@@ -101,8 +102,8 @@ def assess(
     if state != "completed":
         console.print(f"[red]assessment {state}:[/red] {text}")
         raise typer.Exit(1)
-    results = {"participants": dict(sorted(body["participants"].items())), "results": data}
-    text = json.dumps(results, indent=2, sort_keys=True) + "\n"
+    rows = [cast("dict[str, Any]", item) for item in data if isinstance(item, dict)]
+    text = results_text(results_document(rows))  # the green's own writer: the same bytes as its copy
     try:
         write_text(output, text)
     except OSError as exc:
@@ -127,7 +128,14 @@ def _is_http_url(text: str) -> bool:
 
 def _embedded(url: str, port: int) -> GreenSettings:
     """Settings of an in-process green: this CLI writes results.json itself."""
-    values: dict[str, Any] = {"port": port, "card_url": url, "output_dir": None, "grpc_port": None}
+    # its own spans stay in its store: not exported anywhere, least of all to itself after it has stopped
+    values: dict[str, Any] = {
+        "port": port,
+        "card_url": url,
+        "output_dir": None,
+        "grpc_port": None,
+        "export_self": False,
+    }
     return GreenSettings(**values)
 
 
@@ -149,15 +157,33 @@ def _print_summary(console: Console, rows: list[Any]) -> None:
         if not isinstance(item, dict) or "detail" not in item:
             continue
         row = cast("dict[str, Any]", item)
+        detail = cast("dict[str, Any]", row["detail"])
         table = Table(title=f"overall score {row['score']:.1f}/{row['max_score']:g}, pass rate {row['pass_rate']:.0f}%")
         table.add_column("scenario")
         table.add_column("mode")
         table.add_column("status")
         table.add_column("score", justify="right")
-        table.add_column("label")
-        entries: list[dict[str, Any]] = row["detail"]["scenarios"]
+        table.add_column("passed")
+        table.add_column("shape")
+        entries: list[dict[str, Any]] = detail["scenarios"]
         for entry in entries:
+            results = cast("dict[str, Any]", entry.get("results") or {})
+            graph = cast("dict[str, Any]", results.get("graph") or {})
+            shape = f"{graph.get('topology', '-')} / {entry.get('label')}" if graph else "-"
             table.add_row(
-                str(entry["id"]), str(entry["mode"]), str(entry["status"]), f"{entry['score']:.2f}", str(entry["label"])
+                str(entry["id"]),
+                str(entry["mode"]),
+                str(entry["status"]),
+                f"{entry['score']:.2f}",
+                "yes" if entry.get("passed") else "no",
+                shape,
             )
         console.print(table)
+        for entry in entries:
+            if entry["mode"] == "live" and entry.get("trace_id"):
+                console.print(f"scenario {entry['id']}: trace {entry['trace_id']}", soft_wrap=True)
+        for reason in cast("list[str]", detail.get("judge_fallbacks") or []):
+            console.print(f"judge: rule-based ({reason})")
+        ignored = cast("list[str]", detail.get("ignored_config_keys") or [])
+        if ignored:
+            console.print(f"[yellow]ignored config keys (not known to coordbench):[/yellow] {', '.join(ignored)}")

@@ -17,7 +17,7 @@ from coordbench.errors import ConfigurationError
 from coordbench.evals import EvalConfig
 from coordbench.graph.metrics import canonical_json
 from coordbench.green.replay import TraceFileError, evaluate_spans, load_spans
-from coordbench.green.request import RequestError, validate_request
+from coordbench.green.request import RequestError, validate_config
 from coordbench.spans import SpanData, span_from_dict
 
 __all__ = ["evaluate"]
@@ -60,9 +60,8 @@ def _config(path: Path | None) -> tuple[EvalConfig, list[Any]]:
         document = jsontext.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise TraceFileError(f"cannot read the config {path}: {exc}") from exc
-    request = validate_request({"participants": {"_": "http://unused/"}, "config": document})
-    scenarios = [s.eval_scenario() for s in request.scenarios()]
-    return request.config.eval_config(), scenarios
+    config = validate_config(document)
+    return config.eval_config(), [s.eval_scenario() for s in config.all_scenarios()]
 
 
 def evaluate(
@@ -77,8 +76,12 @@ def evaluate(
     config: Annotated[
         Path | None, typer.Option(help="The assessment's config JSON (evaluators, weights, scenarios' references).")
     ] = None,
-    participant: Annotated[
-        list[str] | None, typer.Option("--participant", help="An agent expected to take part (repeat).")
+    agent: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--agent",
+            help="An agent (by name) expected to take part (repeat) [default: the members the assessor recorded].",
+        ),
     ] = None,
     output: Annotated[Path | None, typer.Option(help="Write the evaluations here (default: standard output).")] = None,
 ) -> None:
@@ -92,13 +95,20 @@ def evaluate(
         raise typer.Exit(2)
     if output is not None:
         check_writable(output, "--output")
+    for name in agent or []:
+        if "=" in name or "://" in name or not name.strip():
+            console.print(
+                f"[red]error:[/red] --agent takes an agent's name (as its card and spans say), got {name!r}; "
+                "ROLE=URL is how assess names participants"
+            )
+            raise typer.Exit(2)
     try:
         eval_config, scenarios = _config(config)
         spans = load_spans(trace_file) if trace_file is not None else _fetch(receiver, trace_id or "", token)
         if not spans:
             raise TraceFileError("no spans to evaluate")
         evaluations = asyncio.run(
-            evaluate_spans(spans, config=eval_config, scenarios=scenarios, participants=participant or [])
+            evaluate_spans(spans, config=eval_config, scenarios=scenarios, participants=agent or [])
         )
     except (TraceFileError, RequestError, ConfigurationError) as exc:
         console.print(f"[red]error:[/red] {exc}")

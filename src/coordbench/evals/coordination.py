@@ -22,7 +22,8 @@ examples)::
   for had been answered), or into a relay that added nothing.
 - **parallelism**: ``1 - Σ serialisation / calls`` over the work calls of every request: a
   call's serialisation is how far it ran after a call of the same request it did not depend
-  on (1 one after the other, 0 side by side: :func:`~coordbench.evals.evidence.serialisation`).
+  on (1 one after the other, 0 side by side, overlaps of 90% or more forgiven as start-up jitter:
+  :func:`~coordbench.evals.evidence.serialisation`).
 - **bottleneck**: ``1 - worst hub penalty``; a hub (an agent delegating to, or serving, two or
   more agents) is penalised only by evidence: it serialised its independent calls (as in
   parallelism), requests from different callers queued on it, its own time dominates the
@@ -50,7 +51,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from coordbench.evals.base import TIER_JUDGEMENT, EvalContext, Evaluator
-from coordbench.evals.evidence import TeamCall, TeamTrace, depends_on, serialisation
+from coordbench.evals.evidence import TeamCall, TeamTrace, apart, depends_on, serialisation
 from coordbench.evals.text import reference_similarity
 from coordbench.graph.agentgraph import HOST
 
@@ -378,13 +379,16 @@ def _queueing(trace: TeamTrace, hub: str) -> tuple[int, float, list[TeamCall]]:
         if same_request or not concurrent:
             continue
         assert a.server is not None and b.server is not None  # noqa: S101 - filtered above
-        shorter = min(a.server.duration_ms, b.server.duration_ms)
-        overlap_ns = max(
+        overlap = max(
             0,
             min(a.server.end_time_unix_nano, b.server.end_time_unix_nano)
             - max(a.server.start_time_unix_nano, b.server.start_time_unix_nano),
         )
-        s = 1.0 - min(1.0, overlap_ns / 1e6 / shorter) if shorter > 0 else 0.0
+        s = apart(
+            a.server.end_time_unix_nano - a.server.start_time_unix_nano,
+            b.server.end_time_unix_nano - b.server.start_time_unix_nano,
+            overlap,
+        )
         count += 1
         serial += s
         if s > 0:

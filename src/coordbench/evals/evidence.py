@@ -39,9 +39,11 @@ from coordbench.spantree import SpanTree, is_agent_call, is_agent_server_span
 
 __all__ = [
     "DEPENDENCY_CONTAINMENT",
+    "OVERLAP_SLACK",
     "RELAY_NOVELTY",
     "TeamCall",
     "TeamTrace",
+    "apart",
     "depends_on",
     "interval",
     "serialisation",
@@ -49,6 +51,8 @@ __all__ = [
 
 DEPENDENCY_CONTAINMENT = 0.25
 """Share of an earlier reply's new trigrams a later request must carry to depend on it."""
+OVERLAP_SLACK = 0.1
+"""Share of the shorter call two calls may run apart and still count as side by side (start-up jitter)."""
 RELAY_NOVELTY = 0.1
 """A reply with fewer new words than this share (against its callees' replies) is a relay's."""
 _FAILED_STATES = frozenset({"failed", "rejected", "canceled", "cancelled", "auth-required", "unknown"})
@@ -268,12 +272,12 @@ def serialisation(a: TeamCall, b: TeamCall) -> float | None:
     """How far two calls of one request that could have run side by side were run one after another.
 
     ``None`` when they could not (``b`` started after ``a`` ended and depends on it, or the other
-    way round). Otherwise ``1 - overlap / shorter``, on the callees' SERVER spans when both
-    arrived (so a callee that queued concurrent requests shows as serial), else on the CLIENT
-    spans: 0 for calls that fully overlap, 1 for calls one after another.
+    way round). Otherwise :func:`apart` of their intervals, on the callees' SERVER spans when
+    both arrived (so a callee that queued concurrent requests shows as serial), else on the
+    CLIENT spans: 0 for calls that (nearly) fully overlap, 1 for calls one after another.
 
     Example:
-        Calls 0-10 ms and 5-20 ms overlap 5 ms of the shorter's 10: ``0.5``.
+        Calls 0-10 ms and 5-20 ms overlap 5 ms of the shorter's 10: ``(0.5 - 0.1) / 0.9``.
     """
     if (b.span.start_time_unix_nano, b.id) < (a.span.start_time_unix_nano, a.id):
         a, b = b, a
@@ -282,8 +286,22 @@ def serialisation(a: TeamCall, b: TeamCall) -> float | None:
     server_side = a.server is not None and b.server is not None
     a0, a1 = interval(a, server_side=server_side)
     b0, b1 = interval(b, server_side=server_side)
-    shorter = min(a1 - a0, b1 - b0)
+    return apart(a1 - a0, b1 - b0, max(0, min(a1, b1) - max(a0, b0)))
+
+
+def apart(first: int, second: int, overlap: int) -> float:
+    """How far two intervals of these lengths, overlapping by ``overlap``, ran one after the other, in [0, 1].
+
+    ``1 - overlap / shorter``, with the first :data:`OVERLAP_SLACK` of it forgiven and the rest
+    scaled back to [0, 1]: calls launched together never start at the same nanosecond, and a
+    few percent apart is start-up jitter, not waiting.
+
+    Example:
+        >>> apart(10, 10, 10), apart(10, 10, 0), round(apart(10, 20, 5), 4)
+        (0.0, 1.0, 0.4444)
+    """
+    shorter = min(first, second)
     if shorter <= 0:
         return 0.0
-    overlap = max(0, min(a1, b1) - max(a0, b0))
-    return 1.0 - min(1.0, overlap / shorter)
+    raw = 1.0 - min(1.0, overlap / shorter)
+    return max(0.0, (raw - OVERLAP_SLACK) / (1.0 - OVERLAP_SLACK))

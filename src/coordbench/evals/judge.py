@@ -201,7 +201,9 @@ class LLMJudgeEvaluator(Evaluator):
 
     @staticmethod
     def _fallback(ctx: EvalContext, reason: str, injections: list[str]) -> JudgeResult:
-        logger.warning("LLM judge unavailable for scenario %r, rule-based judge used: %s", ctx.scenario.id, reason)
+        # not a warning per scenario: the result says why, and the assessment says it once
+        level = logging.INFO if ctx.config.judge.api_key is None else logging.WARNING
+        logger.log(level, "LLM judge unavailable for scenario %r, rule-based judge used: %s", ctx.scenario.id, reason)
         return rule_judgment(ctx, reason=reason, injections=injections)
 
     def score(self, result: Any, ctx: EvalContext) -> float | None:

@@ -19,6 +19,7 @@ from dataclasses import asdict
 from functools import partial
 from typing import Any, Literal
 
+from coordbench import semconv
 from coordbench.a2a import AgentCallError, Messenger
 from coordbench.evals import (
     EvalContext,
@@ -26,6 +27,7 @@ from coordbench.evals import (
     EvalScenario,
     GraphEvaluator,
     JudgeConfig,
+    JudgeResult,
     LatencyEvaluator,
     TeamOutcome,
     run_evaluator,
@@ -39,13 +41,25 @@ from coordbench.spans import SpanData
 from coordbench.store import TraceStore
 from coordbench.urls import redact_url
 
-__all__ = ["SCENARIO_ATTRIBUTE", "Assessment", "Progress"]
+__all__ = ["OUTPUT_LIMIT", "Assessment", "Progress", "outcome_attributes"]
 
 logger = logging.getLogger(__name__)
 
 Progress = Callable[[str], Awaitable[None]]
-SCENARIO_ATTRIBUTE = "coordbench.scenario.id"
-ASSESSMENT_ATTRIBUTE = "coordbench.assessment.id"
+OUTPUT_LIMIT = 100_000
+"""Characters of the team's answer recorded on the scenario's span (a task's answer is at most this long)."""
+
+
+def outcome_attributes(outcome: TeamOutcome) -> dict[str, Any]:
+    """The team's outcome as attributes of the scenario's HOST span: a stored trace carries its own verdict's inputs."""
+    attributes: dict[str, Any] = {
+        semconv.COORDBENCH_OUTCOME_STATE: outcome.state,
+        semconv.COORDBENCH_OUTCOME_OUTPUT: outcome.output[:OUTPUT_LIMIT],
+        semconv.COORDBENCH_OUTCOME_DURATION_MS: outcome.duration_ms,
+    }
+    if outcome.error is not None:
+        attributes[semconv.COORDBENCH_OUTCOME_ERROR] = outcome.error
+    return attributes
 
 
 async def _no_progress(_message: str) -> None:
@@ -93,9 +107,9 @@ class Assessment:
         reports: list[ScenarioReport] = []
         live_spans: list[SpanData] = []
         async with Messenger(timeout=config.timeout) as messenger:
-            names = await self._participant_names(messenger)
-            attributes = {ASSESSMENT_ATTRIBUTE: self.assessment_id}
+            attributes = {semconv.COORDBENCH_ASSESSMENT_ID: self.assessment_id}
             async with host_step(f"assessment {self.assessment_id}", attributes=attributes, new_trace=True) as root:
+                names = await self._participant_names(messenger)  # card fetches belong to the assessment
                 context = root.span.get_span_context()
                 trace_id, root_id = format(context.trace_id, "032x"), format(context.span_id, "016x")
                 for index, scenario in enumerate(scenarios, start=1):
@@ -121,6 +135,7 @@ class Assessment:
                     score = report.evaluation.score.overall if report.evaluation else 0.0
                     await self.progress(f"scenario {scenario.id}: {report.status}, score {score:.2f}")
         graph_metrics, latency_metrics = await self._overall(live_spans, names)
+        self._say_judge_once(reports)
         return AssessmentReport(
             assessment_id=self.assessment_id,
             participants={role: redact_url(self.request.url_of(role)) for role in self.request.participants},
@@ -136,6 +151,17 @@ class Assessment:
             shard_index=config.shard_index,
             num_shards=config.num_shards,
         )
+
+    def _say_judge_once(self, reports: list[ScenarioReport]) -> None:
+        """Why the rule-based judge answered, once per assessment (the summary says it too)."""
+        reasons: set[str] = set()
+        for report in reports:
+            judged = report.evaluation.typed("llm_judge") if report.evaluation is not None else None
+            if isinstance(judged, JudgeResult) and judged.fallback_reason:
+                reasons.add(judged.fallback_reason)
+        for reason in sorted(reasons):
+            level = logging.INFO if self.eval_config.judge.api_key is None else logging.WARNING
+            logger.log(level, "assessment %s: the rule-based judge answered: %s", self.assessment_id, reason)
 
     async def _participant_names(self, messenger: Messenger) -> dict[str, str]:
         """Agent name (from its card) per role; the role itself when the card cannot be read."""
@@ -162,7 +188,13 @@ class Assessment:
         peers = {r: self.request.url_of(r) for r in self.request.participants}
         status: Literal["evaluated", "error"] = "evaluated"
         error: str | None = None
-        async with host_step(f"scenario {scenario.id}", attributes={SCENARIO_ATTRIBUTE: scenario.id}) as step:
+        members = sorted(set(names.values()))
+        scenario_attributes = {
+            semconv.COORDBENCH_SCENARIO_ID: scenario.id,
+            semconv.COORDBENCH_SCENARIO_ENTRY: role,
+            semconv.COORDBENCH_SCENARIO_PARTICIPANTS: members,
+        }
+        async with host_step(f"scenario {scenario.id}", attributes=scenario_attributes) as step:
             scenario_span = format(step.span.get_span_context().span_id, "016x")
             try:
                 reply = await messenger.send(
@@ -176,9 +208,10 @@ class Assessment:
                 status, error = "error", str(exc)
             else:
                 output = reply.text or (json.dumps(reply.data, sort_keys=True) if reply.data else "")
-                outcome = TeamOutcome(state=reply.state, output=output, duration_ms=reply.duration_ms)
+                outcome = TeamOutcome(state=reply.state, output=output[:OUTPUT_LIMIT], duration_ms=reply.duration_ms)
                 if not reply.ok:
                     error = f"the task ended {reply.state}"
+            step.span.set_attributes(outcome_attributes(outcome))
         snapshot = await self.store.wait_complete(
             trace_id,
             quiet=config.trace_quiet,
@@ -190,7 +223,7 @@ class Assessment:
             snapshot.spans,
             scenario=scenario.eval_scenario(),
             hosts=[self.assessor],
-            participants=names.values(),
+            participants=members,
             completeness=snapshot.completeness,
             outcome=outcome,
         )

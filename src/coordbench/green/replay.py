@@ -16,7 +16,6 @@ from typing import Any, cast
 from coordbench import jsontext, semconv
 from coordbench.evals import EvalConfig, EvalContext, EvalPipeline, EvalScenario, ScenarioEvaluation, TeamOutcome
 from coordbench.evals.calls import message_text
-from coordbench.green.assessment import SCENARIO_ATTRIBUTE
 from coordbench.otlp import DecodeResult, OtlpDecodeError, decode_json, decode_protobuf
 from coordbench.spans import SpanData, StatusCode, span_from_dict
 from coordbench.spantree import SpanTree, is_agent_call
@@ -74,7 +73,18 @@ def _all_or_error(path: Path, result: DecodeResult) -> list[SpanData]:
 
 
 def _outcome(tree: SpanTree, scenario_span: SpanData, host: str | None) -> TeamOutcome | None:
-    """The team's answer as the assessor recorded it on its call (content capture on)."""
+    """The team's answer as the assessor recorded it: on the scenario's span, else on its call (content capture)."""
+    state = scenario_span.attribute_str(semconv.COORDBENCH_OUTCOME_STATE)
+    if state is not None:
+        duration = scenario_span.attributes.get(semconv.COORDBENCH_OUTCOME_DURATION_MS)
+        return TeamOutcome(
+            state=state,
+            output=scenario_span.attribute_str(semconv.COORDBENCH_OUTCOME_OUTPUT) or "",
+            error=scenario_span.attribute_str(semconv.COORDBENCH_OUTCOME_ERROR),
+            duration_ms=float(duration)
+            if isinstance(duration, int | float) and not isinstance(duration, bool)
+            else 0.0,
+        )
     for child in tree.children(scenario_span):
         if is_agent_call(child) and (host is None or tree.agent_of(child) == host):
             output = message_text(child.attributes.get(semconv.GEN_AI_OUTPUT_MESSAGES)) or ""
@@ -98,7 +108,8 @@ async def evaluate_spans(
         spans: The spans (one or more traces).
         config: The pipeline configuration.
         scenarios: What is known about the scenarios (references...), matched by id.
-        participants: Agents expected to take part.
+        participants: Agents expected to take part (default: those the assessor recorded on each
+            scenario's span).
 
     Returns:
         One evaluation per scenario, by scenario id.
@@ -108,8 +119,8 @@ async def evaluate_spans(
     pipeline = EvalPipeline(config)
     tree = SpanTree(spans)
     tops = sorted(
-        (s for s in tree.spans if call_type_of(s) is CallType.HOST and s.attribute_str(SCENARIO_ATTRIBUTE)),
-        key=lambda s: (s.attribute_str(SCENARIO_ATTRIBUTE) or "", s.span_id),
+        (s for s in tree.spans if call_type_of(s) is CallType.HOST and s.attribute_str(semconv.COORDBENCH_SCENARIO_ID)),
+        key=lambda s: (s.attribute_str(semconv.COORDBENCH_SCENARIO_ID) or "", s.span_id),
     )
     declared = list(participants)
     out: list[ScenarioEvaluation] = []
@@ -120,7 +131,7 @@ async def evaluate_spans(
         ctx = EvalContext.build(spans, scenario=scenario, config=config, participants=declared)
         return [await pipeline.run(ctx)]
     for top in tops:
-        scenario_id = top.attribute_str(SCENARIO_ATTRIBUTE) or top.span_id
+        scenario_id = top.attribute_str(semconv.COORDBENCH_SCENARIO_ID) or top.span_id
         subtree, _loose = subtree_of(list(spans), top.span_id)
         host = tree.agent_of(top)
         scenario = known.get(scenario_id, EvalScenario(id=scenario_id))
@@ -128,12 +139,14 @@ async def evaluate_spans(
         completeness = completeness_of(
             top.trace_id, subtree, 0.0, open_spans={top.parent_span_id} if top.parent_span_id else set()
         )
+        recorded = top.attributes.get(semconv.COORDBENCH_SCENARIO_PARTICIPANTS)
+        members = declared or ([str(m) for m in recorded] if isinstance(recorded, list | tuple) else [])
         ctx = EvalContext.build(
             subtree,
             scenario=scenario,
             config=config,
             hosts=[host] if host else [],
-            participants=declared,
+            participants=members,
             completeness=completeness,
             outcome=_outcome(tree, top, host),
         )

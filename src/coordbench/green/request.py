@@ -7,6 +7,7 @@ says exactly what is wrong.
 
 from __future__ import annotations
 
+import difflib
 import json
 from pathlib import Path
 from typing import Any, cast
@@ -31,6 +32,7 @@ __all__ = [
     "ScenarioConfig",
     "default_scenarios",
     "parse_request",
+    "validate_config",
     "validate_request",
 ]
 
@@ -129,6 +131,18 @@ class AssessmentConfig(BaseModel):
     num_shards: int = Field(default=1, ge=1, le=10_000)
     num_instances: int | None = Field(default=None, ge=1)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _no_typos(cls, data: object) -> object:
+        """An unknown key close to a known one is a typo (``timout``): refused, naming the right one."""
+        keys = [str(k) for k in cast("dict[object, object]", data)] if isinstance(data, dict) else []
+        known = list(cls.model_fields)
+        for key in sorted(keys):
+            close = [] if key in known else difflib.get_close_matches(key, known, n=1, cutoff=0.75)
+            if close:
+                raise ValueError(f"unknown config key {key!r}: did you mean {close[0]!r}?")
+        return cast("object", data)
+
     @field_validator("weights")
     @classmethod
     def _weights(cls, weights: dict[str, float] | None) -> dict[str, float] | None:
@@ -146,6 +160,13 @@ class AssessmentConfig(BaseModel):
             if duplicates:
                 raise ValueError(f"scenario ids must be unique; repeated: {', '.join(duplicates)}")
         return self
+
+    def all_scenarios(self) -> list[ScenarioConfig]:
+        """Every scenario this config runs (before sharding), in order: its own or the bundled ones."""
+        chosen = list(self.scenarios) if self.scenarios is not None else default_scenarios()
+        if self.ground_truth:
+            chosen += ground_truth_scenarios()
+        return chosen
 
     @property
     def ignored_keys(self) -> list[str]:
@@ -216,10 +237,7 @@ class AssessmentRequest(BaseModel):
 
     def scenarios(self) -> list[ScenarioConfig]:
         """Every scenario of the assessment (before sharding), in order."""
-        chosen = list(self.config.scenarios) if self.config.scenarios is not None else default_scenarios()
-        if self.config.ground_truth:
-            chosen += ground_truth_scenarios()
-        return chosen
+        return self.config.all_scenarios()
 
     def shard(self) -> list[ScenarioConfig]:
         """The scenarios this run assesses (``i % num_shards == shard_index``)."""
@@ -259,10 +277,11 @@ SAMPLE_REQUEST: dict[str, Any] = {
 """A complete request, shown in the green's agent card."""
 
 
-def _describe(error: ValidationError) -> str:
+def _describe(error: ValidationError, prefix: str = "") -> str:
     problems: list[str] = []
     for item in error.errors()[:5]:
-        location = ".".join(str(p) for p in item["loc"]) or "request"
+        path = ".".join(str(p) for p in item["loc"])
+        location = prefix + path if path else (prefix.rstrip(".") or "request")
         message = str(item["msg"]).removeprefix("Value error, ")
         problems.append(f"{location}: {message}")
     more = len(error.errors()) - len(problems)
@@ -303,6 +322,20 @@ def parse_request(message: Message | None) -> AssessmentRequest:
                 f'{{"participants": {{role: url}}, "config": {{...}}}}, got text {preview!r} ({exc})'
             ) from exc
     return validate_request(document)
+
+
+def validate_config(document: object) -> AssessmentConfig:
+    """Validate a request's ``config`` on its own (re-evaluating a stored trace needs no participants).
+
+    Raises:
+        RequestError: With the first few problems, each naming its field.
+    """
+    if not isinstance(document, dict):
+        raise RequestError(f"the config must be a JSON object, got {type(document).__name__}")
+    try:
+        return AssessmentConfig.model_validate(document)
+    except ValidationError as exc:
+        raise RequestError(f"invalid config: {_describe(exc, 'config.')}") from exc
 
 
 def validate_request(document: object) -> AssessmentRequest:

@@ -17,19 +17,23 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import os
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, cast
+from urllib.parse import urlsplit
 
 from a2a.types import AgentSkill
 from fastapi import FastAPI, HTTPException, Request, Response
 from fastapi.responses import JSONResponse
+from opentelemetry.sdk.trace.export import SpanExporter
 from pydantic import Field
 
 from coordbench import __version__, jsontext, semconv
 from coordbench.a2a import a2a_routes, build_agent_card
-from coordbench.backend import BearerAuthMiddleware, build_store, mount_backend, serve_store
+from coordbench.backend import BearerAuthMiddleware, build_store, limit_bodies, mount_backend, serve_store
 from coordbench.errors import StepFormatError
 from coordbench.green.executor import GreenExecutor
 from coordbench.green.registry import PeerRegistry, Registration
@@ -39,8 +43,11 @@ from coordbench.otlp import encoded_span
 from coordbench.settings import Settings, load_settings
 from coordbench.steps import span_from_step, step_from_dict
 from coordbench.store import BatchTooLargeError, StoreUnavailableError, TraceStore
+from coordbench.telemetry import requested_exporters
 
 __all__ = ["DEFAULT_NAME", "GreenSettings", "create_green_app", "load_green_settings"]
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_NAME = "coordbench-green"
 _PROTECTED_PREFIXES = ("/v1/", "/traces", "/register", "/peers")
@@ -57,6 +64,13 @@ class GreenSettings(Settings):
     heartbeat: float = Field(20.0, gt=0, le=30, description="Seconds between 'working' updates at most.")
     capture_content: bool = Field(True, description="Record the assessor's own messages on its spans.")
     trace_self: bool = Field(True, description="Instrument A2A in this process and keep the assessor's spans.")
+    export_self: bool = Field(
+        True,
+        description=(
+            "Also export the assessor's own spans where the OTEL_* variables say (Jaeger, a collector); never "
+            "to this assessor itself, which keeps them already."
+        ),
+    )
 
 
 def load_green_settings(**overrides: Any) -> GreenSettings:
@@ -83,6 +97,27 @@ def _skill() -> AgentSkill:
         input_modes=["text/plain", "application/json"],
         output_modes=["text/plain", "application/json"],
     )
+
+
+def _self_exporters(settings: GreenSettings, url: str) -> list[SpanExporter]:
+    """The exporters ``OTEL_*`` asks for, unless ``export_self`` is off or they point at this assessor.
+
+    An agent author's shell often has ``OTEL_EXPORTER_OTLP_ENDPOINT`` set to the assessor: the
+    assessor's own spans are in its store already, and exporting them to itself would only
+    wait, at shutdown, on a server that is gone.
+    """
+    if not settings.export_self:
+        return []
+    endpoint = (
+        os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or ""
+    )
+    own = {f"{settings.host}:{settings.port}", urlsplit(url).netloc}
+    if settings.host in ("0.0.0.0", "127.0.0.1", "localhost", "::"):  # noqa: S104 - comparing, not binding
+        own |= {f"127.0.0.1:{settings.port}", f"localhost:{settings.port}"}
+    if endpoint and urlsplit(endpoint.strip()).netloc in own:
+        logger.info("OTEL_EXPORTER_OTLP_ENDPOINT is this assessor (%s): its own spans stay in its store only", endpoint)
+        return []
+    return requested_exporters()
 
 
 def _protected(path: str) -> bool:
@@ -118,7 +153,11 @@ def create_green_app(settings: GreenSettings | None = None, *, store: TraceStore
         async with serve_store(app, settings, store):
             tracing = (
                 AssessorTracing(
-                    settings.name, store, asyncio.get_running_loop(), capture_content=settings.capture_content
+                    settings.name,
+                    store,
+                    asyncio.get_running_loop(),
+                    capture_content=settings.capture_content,
+                    exporters=_self_exporters(settings, url),
                 )
                 if settings.trace_self
                 else None
@@ -132,6 +171,11 @@ def create_green_app(settings: GreenSettings | None = None, *, store: TraceStore
 
     app = FastAPI(
         title="coordbench green assessor",
+        description=(
+            "An A2A agent (card at /.well-known/agent-card.json; JSON-RPC at /, REST under /rest) that "
+            "assesses how a team of A2A agents coordinates, plus the trace backend its participants export "
+            "to (POST /v1/traces) and the results it wrote (GET /v1/traces lists the scenario traces)."
+        ),
         version=__version__,
         lifespan=lifespan,
         telemetry={"tracing": False, "metrics": False, "logs": False},
@@ -143,6 +187,7 @@ def create_green_app(settings: GreenSettings | None = None, *, store: TraceStore
     mount_backend(app, settings, store)
     if token:
         app.add_middleware(BearerAuthMiddleware, token=token, protects=_protected)
+    limit_bodies(app, settings)
 
     @app.get("/healthz", tags=["health"])
     async def healthz() -> dict[str, str]:  # pyright: ignore[reportUnusedFunction]

@@ -100,9 +100,18 @@ class AssessorTracing:
         store: The store.
         loop: The store's event loop.
         capture_content: Record the text of the assessor's messages (tasks and answers) on its spans.
+        exporters: Where else its spans go (default: what the ``OTEL_*`` variables ask for).
     """
 
-    def __init__(self, name: str, store: TraceStore, loop: asyncio.AbstractEventLoop, *, capture_content: bool) -> None:
+    def __init__(
+        self,
+        name: str,
+        store: TraceStore,
+        loop: asyncio.AbstractEventLoop,
+        *,
+        capture_content: bool,
+        exporters: Sequence[SpanExporter] | None = None,
+    ) -> None:
         instrumentor = A2AInstrumentor()
         self._owned: TracerProvider | None = None
         if instrumentor.is_instrumented_by_opentelemetry:
@@ -112,7 +121,7 @@ class AssessorTracing:
             logger.info("A2A instrumentation already on: the assessor's spans also go to its own store")
         else:
             provider = TracerProvider(resource=Resource.create({semconv.SERVICE_NAME: name}))
-            for exporter in requested_exporters():
+            for exporter in requested_exporters() if exporters is None else exporters:
                 provider.add_span_processor(BatchSpanProcessor(exporter))
             self._owned = provider
         self.exporter = export_to_store(provider, store, loop)

@@ -104,12 +104,12 @@ class _Suppression:
 
     def strip_class(self, cls: type) -> None:
         """Strip the wrappers among ``cls``'s own attributes."""
-        for name, value in list(vars(cls).items()):
+        for name, value in dict(vars(cls)).items():
             self.strip(cls, name, value)
 
     def strip_module(self, module: ModuleType) -> None:
         """Strip the wrappers in ``module``: its functions, and the methods of the classes it defines."""
-        for name, value in list(vars(module).items()):
+        for name, value in vars(module).copy().items():
             if isinstance(value, type) and value.__module__ == module.__name__:
                 self.strip_class(value)
             else:
@@ -161,7 +161,9 @@ def suppress_sdk_spans() -> None:
         return
     telemetry = importlib.import_module(_TELEMETRY)
     suppression = _Suppression(telemetry)
-    for name, module in list(sys.modules.items()):
+    # a copy taken in one step: building a list item by item allocates, an allocation can run the
+    # garbage collector, and a finaliser that imports changes sys.modules mid-iteration
+    for name, module in sys.modules.copy().items():
         # ``sys.modules`` may hold ``None`` (an import blocked on purpose), whatever its annotation says
         ours = name == "a2a" or name.startswith("a2a.")
         if ours and isinstance(cast("object", module), ModuleType) and module is not telemetry:

@@ -4,8 +4,9 @@ Answers follow the OTLP specification: an ``ExportTraceServiceResponse`` in the 
 encoding, ``partial_success`` for rejected spans, ``google.rpc.Status`` bodies for errors,
 400 for undecodable data, 408 for a body not sent within ``body_timeout``, 413 over the size
 cap (also after decompression: no gzip or zstd bombs) or for a batch larger than the whole store, 415
-for unknown content types or encodings, 429 when too many exports are being decoded and 503
-when the store is full, both with ``Retry-After``. Only spans that are stored are acknowledged.
+for unknown content types (answered in JSON) or encodings, 429 when too many exports are being
+decoded and 503 when the store is full, both with ``Retry-After``. Only spans that are stored are
+acknowledged. ``POST /v1/metrics`` and ``/v1/logs`` get 404 saying that only traces are accepted.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from google.rpc import code_pb2, status_pb2  # pyright: ignore[reportMissingType
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 from starlette.requests import ClientDisconnect
 
+from coordbench.bodylimit import BodyTooLargeError
 from coordbench.otlp.decode import DecodeResult, OtlpDecodeError, decode_json, decode_protobuf, decode_weight
 from coordbench.otlp.zstd import ZstdBodyError, ZstdTooLargeError, decompress_zstd
 from coordbench.settings import Settings
@@ -105,11 +107,14 @@ async def _read_body(request: Request, limit: int) -> bytes:
         raise _TooLarge
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise _TooLarge
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise _TooLarge
+            chunks.append(chunk)
+    except BodyTooLargeError:  # the app-wide cap (BodyLimitMiddleware) was passed first: OTLP's answer
+        raise _TooLarge from None
     return b"".join(chunks)
 
 
@@ -128,6 +133,21 @@ class Inflight:
         self.current = 0
 
 
+@router.post("/v1/metrics", summary="Not accepted: this receiver takes traces only")
+@router.post("/v1/logs", summary="Not accepted: this receiver takes traces only")
+async def other_signals(request: Request) -> Response:
+    """OTLP metrics and logs: a plain 404 saying only traces are accepted (OTLP clients do not retry it)."""
+    signal = request.url.path.rsplit("/", 1)[-1]
+    content_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    message = (
+        f"coordbench accepts traces only (POST /v1/traces); {signal} are not accepted here. With "
+        f"opentelemetry-instrument, set OTEL_{signal.upper()}_EXPORTER=none."
+    )
+    return status_response(
+        404, code_pb2.UNIMPLEMENTED, message, CONTENT_PROTOBUF if content_type == CONTENT_PROTOBUF else CONTENT_JSON
+    )
+
+
 @router.post("/v1/traces", summary="OTLP/HTTP trace export")
 async def export_traces(request: Request) -> Response:
     """Receive an OTLP/HTTP ``ExportTraceServiceRequest``."""
@@ -136,11 +156,11 @@ async def export_traces(request: Request) -> Response:
     inflight: Inflight = request.app.state.inflight
     content_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if content_type not in (CONTENT_PROTOBUF, CONTENT_JSON):
-        return status_response(
+        return status_response(  # in JSON: a client that did not say it speaks protobuf can read it
             415,
             code_pb2.INVALID_ARGUMENT,
-            f"unsupported Content-Type {content_type!r}; use {CONTENT_PROTOBUF} or {CONTENT_JSON}",
-            CONTENT_PROTOBUF,
+            f"unsupported Content-Type {content_type or '(none)'!r}; use {CONTENT_PROTOBUF} or {CONTENT_JSON}",
+            CONTENT_JSON,
         )
     encoding = request.headers.get("content-encoding", "").strip().lower()
     if encoding not in ("", "identity", "gzip", "deflate", "zstd"):

@@ -9,6 +9,7 @@ from typing import Protocol
 from coordbench import semconv
 from coordbench.errors import CoordbenchError
 from coordbench.spans import EncodedSpan, SpanData, SpanKind, StatusCode
+from coordbench.spantree import answer_of
 
 __all__ = [
     "Completeness",
@@ -60,8 +61,9 @@ class Completeness:
         trace_id: The trace.
         span_count: Spans stored.
         orphans: Parent span ids that spans point to but that never arrived, sorted.
-        unmatched_clients: A2A CLIENT spans (not failed) with no SERVER span below them:
-            the callee is uninstrumented, or its spans have not arrived.
+        unmatched_clients: A2A CLIENT spans (not failed) with no SERVER span below them, also
+            through spans of other instrumentations between the two (httpx's CLIENT span, a
+            proxy's): the callee is uninstrumented, or its spans have not arrived.
         roots: Span ids of root spans (no parent), sorted.
         idle_seconds: Seconds since the trace last grew.
         complete: No orphans and no unmatched client spans (and at least one span).
@@ -93,14 +95,23 @@ def completeness_of(
     ids = {s.span_id for s in spans}
     ids.update(open_spans)
     orphans = sorted({s.parent_span_id for s in spans if s.parent_span_id is not None and s.parent_span_id not in ids})
-    served = {s.parent_span_id for s in spans if s.kind is SpanKind.SERVER and s.parent_span_id is not None}
+    children: dict[str, list[SpanData]] = {}
+    for span in spans:
+        if span.parent_span_id is not None:
+            children.setdefault(span.parent_span_id, []).append(span)
+    for siblings in children.values():
+        siblings.sort(key=lambda s: (s.start_time_unix_nano, s.span_id))
+
+    def children_of(span_id: str) -> Sequence[SpanData]:
+        return children.get(span_id, ())
+
     unmatched = sorted(
         s.span_id
         for s in spans
         if s.kind is SpanKind.CLIENT
         and semconv.A2A_METHOD in s.attributes
         and s.status_code is not StatusCode.ERROR
-        and s.span_id not in served
+        and answer_of(s, children_of, any_server=True) is None
     )
     roots = sorted(s.span_id for s in spans if s.parent_span_id is None)
     return Completeness(
@@ -184,13 +195,27 @@ class TraceSnapshot:
 
 @dataclass(frozen=True)
 class TraceSummary:
-    """One line of the trace listing."""
+    """One line of the trace listing.
+
+    Attributes:
+        trace_id: The trace.
+        span_count: Spans held.
+        services: ``service.name`` of the processes that sent them, sorted.
+        first_seen_unix_nano: When its first span arrived.
+        last_growth_unix_nano: When it last grew.
+        root: Name of its root span, if it arrived.
+        assessment_id: The assessment it records, for an assessor's trace.
+        scenarios: The scenario ids it records (the assessor's scenario spans under the root).
+    """
 
     trace_id: str
     span_count: int
     services: tuple[str, ...]
     first_seen_unix_nano: int
     last_growth_unix_nano: int
+    root: str | None = None
+    assessment_id: str | None = None
+    scenarios: tuple[str, ...] = ()
 
 
 @dataclass

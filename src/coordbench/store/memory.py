@@ -519,6 +519,7 @@ class TraceStore:
                     if (v := s.envelope.resource.get(semconv.SERVICE_NAME)) is not None
                 }
             )
+            root, assessment, scenarios = _describe_roots(trace)
             page.append(
                 TraceSummary(
                     trace_id=trace.trace_id.hex(),
@@ -526,9 +527,38 @@ class TraceStore:
                     services=tuple(services),
                     first_seen_unix_nano=trace.first_seen,
                     last_growth_unix_nano=trace.last_growth_wall,
+                    root=root,
+                    assessment_id=assessment,
+                    scenarios=scenarios,
                 )
             )
         return page, None
+
+
+_LISTED_CHILDREN = 100
+"""Children of a root span read for the listing (an assessment's scenario spans)."""
+
+
+def _describe_roots(trace: _Trace) -> tuple[str | None, str | None, tuple[str, ...]]:
+    """The root span's name, and the assessment and scenario ids an assessor's trace records."""
+    roots = [s for s in trace.spans.values() if not s.parent_span_id]
+    if not roots:
+        return None, None, ()
+    try:
+        top = min((r.decode() for r in roots), key=lambda r: (r.start_time_unix_nano, r.span_id))
+    except (KeyError, ValueError):
+        return None, None, ()
+    assessment = top.attribute_str(semconv.COORDBENCH_ASSESSMENT_ID)
+    scenarios: list[str] = []
+    if assessment is not None:
+        parent = bytes.fromhex(top.span_id)
+        children = [s for s in trace.spans.values() if s.parent_span_id == parent][:_LISTED_CHILDREN]
+        for child in children:
+            with contextlib.suppress(KeyError, ValueError):
+                scenario = child.decode().attribute_str(semconv.COORDBENCH_SCENARIO_ID)
+                if scenario is not None:
+                    scenarios.append(scenario)
+    return top.name, assessment, tuple(sorted(scenarios))
 
 
 def _make_cursor(seq: int) -> str:

@@ -17,12 +17,18 @@ __all__ = ["AgentSummary", "EdgeSummary", "GraphMetrics", "MetricInfo", "canonic
 _DIGITS = 12
 
 
+_EXACT = 2**53
+"""Integral floats below this are written as integers (every such float is an exact integer)."""
+
+
 def _canonical(value: Any) -> Any:
     if isinstance(value, float):
         if not math.isfinite(value):
             return None
         rounded = float(f"{value:.{_DIGITS}g}")
-        return 0.0 if rounded == 0 else rounded
+        if rounded.is_integer() and abs(rounded) < _EXACT:
+            return int(rounded)  # 3.0 and 3 are the same number: one spelling, whatever carried it
+        return rounded
     if isinstance(value, Mapping):
         return {str(k): _canonical(v) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
     if isinstance(value, list | tuple):
@@ -31,14 +37,15 @@ def _canonical(value: Any) -> Any:
 
 
 def canonical_json(value: Any) -> str:
-    """JSON with sorted keys, no spaces, floats at 12 significant digits and non-finite floats as null.
+    """JSON with sorted keys, no spaces, floats at 12 significant digits, non-finite floats as null.
 
     The same input gives the same bytes, whatever dict order or last-bit float noise the
-    computation had.
+    computation had, and whatever carried the numbers on the way (an A2A DataPart holds every
+    number as a double): an integral number is written as an integer (``3``, never ``3.0``).
 
     Example:
-        >>> canonical_json({"b": 0.1 + 0.2, "a": [float("inf"), 1]})
-        '{"a":[null,1],"b":0.3}'
+        >>> canonical_json({"b": 0.1 + 0.2, "a": [float("inf"), 1, 2.0]})
+        '{"a":[null,1,2],"b":0.3}'
     """
     return json.dumps(_canonical(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
