@@ -10,7 +10,7 @@ UV := $(UV_BIN)
 endif
 RUN := $(UV) run --locked
 
-.PHONY: help uv sync test lint format typecheck pytest bench fuzz
+.PHONY: help uv sync demo browser test lint format typecheck pytest bench fuzz
 
 help: ## Show this help
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
@@ -21,7 +21,15 @@ uv: ## Install uv if it is missing
 sync: uv ## Create .venv from uv.lock (all dependency groups)
 	@$(UV) sync --locked --all-groups --quiet
 
-test: lint typecheck pytest ## Lint, type-check and run the test suite
+demo: sync ## The main job: a green and one purple team per shape on loopback, assessed (no Docker, key or internet)
+	$(RUN) coordbench demo
+
+browser: ## Install Debian's chromium for the report's browser test, if it is missing
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	  { (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+	    || echo "chromium could not be installed: the report's browser test will be skipped"; }
+
+test: lint typecheck browser pytest ## Lint, type-check and run the test suite
 
 lint: sync ## ruff check + ruff format --check
 	$(RUN) ruff check src tests benchmarks hatch_build.py

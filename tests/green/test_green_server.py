@@ -19,6 +19,7 @@ from conftest import StartAgent
 from coordbench.a2a import Messenger
 from coordbench.evals.config import LLM_API_KEY_ENV
 from green.conftest import StartGreen
+from support.conformance import check_card, check_hello
 
 pytestmark = pytest.mark.slow
 
@@ -236,3 +237,10 @@ async def test_a2a_sdk_03_client_runs_an_assessment(
     )  # fmt: skip
     last = json.loads(rejected.stdout.splitlines()[-1])
     assert last["final"] == "rejected" and last["text"].startswith("the message is not an assessment request")
+
+
+def test_the_green_passes_the_agentbeats_conformance_checks(start_green: StartGreen) -> None:
+    green = start_green()
+    check_card(green.url)
+    result, _ = check_hello(green.url)
+    assert result["status"]["state"] == "rejected"  # "Hello" is not an assessment request: said, not crashed

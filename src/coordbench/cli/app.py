@@ -10,10 +10,13 @@ from rich.console import Console
 
 from coordbench import __version__
 from coordbench.cli.assess import assess
+from coordbench.cli.demo import demo
 from coordbench.cli.evaluate import evaluate
 from coordbench.cli.green import green
 from coordbench.cli.groundtruth import groundtruth
+from coordbench.cli.purple import purple, team_app
 from coordbench.cli.receiver import receiver
+from coordbench.cli.report import report
 from coordbench.urls import RedactUrlsFilter
 
 __all__ = ["app", "main"]
@@ -26,11 +29,15 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
+app.command("demo")(demo)
 app.command("green")(green)
 app.command("assess")(assess)
 app.command("evaluate")(evaluate)
 app.command("receiver")(receiver)
 app.command("groundtruth")(groundtruth)
+app.command("purple")(purple)
+app.command("report")(report)
+app.add_typer(team_app, name="team")
 
 err = Console(stderr=True)
 

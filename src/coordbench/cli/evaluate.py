@@ -20,7 +20,7 @@ from coordbench.green.replay import TraceFileError, evaluate_spans, load_spans
 from coordbench.green.request import RequestError, validate_config
 from coordbench.spans import SpanData, span_from_dict
 
-__all__ = ["evaluate"]
+__all__ = ["evaluate", "fetch_trace"]
 
 
 def _detail(response: httpx.Response) -> str:
@@ -37,7 +37,12 @@ def _detail(response: httpx.Response) -> str:
     return text if len(text) <= 200 else text[:197] + "..."
 
 
-def _fetch(receiver: str, trace_id: str, token: str | None) -> list[SpanData]:
+def fetch_trace(receiver: str, trace_id: str, token: str | None = None) -> list[SpanData]:
+    """The spans of a trace held by a receiver (``GET /v1/traces/{id}``).
+
+    Raises:
+        TraceFileError: If the receiver cannot be reached or does not answer a trace.
+    """
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     url = f"{receiver.rstrip('/')}/v1/traces/{trace_id}"
     try:
@@ -104,7 +109,7 @@ def evaluate(
             raise typer.Exit(2)
     try:
         eval_config, scenarios = _config(config)
-        spans = load_spans(trace_file) if trace_file is not None else _fetch(receiver, trace_id or "", token)
+        spans = load_spans(trace_file) if trace_file is not None else fetch_trace(receiver, trace_id or "", token)
         if not spans:
             raise TraceFileError("no spans to evaluate")
         evaluations = asyncio.run(

@@ -26,8 +26,10 @@ from a2a.utils.errors import InvalidRequestError, UnsupportedOperationError
 from coordbench.errors import ConfigurationError
 from coordbench.evals import JudgeConfig
 from coordbench.green.assessment import Assessment
+from coordbench.green.reports import ReportShelf
 from coordbench.green.request import RequestError, parse_request
-from coordbench.results import result_row, summary_text, write_results
+from coordbench.results import AssessmentReport, agentbeats_results, result_row, summary_text, write_results
+from coordbench.spans import SpanData
 from coordbench.store import TraceStore
 from coordbench.urls import redact_url
 
@@ -62,12 +64,14 @@ class GreenExecutor(AgentExecutor):
         output_dir: Path | None = None,
         heartbeat: float = 20.0,
         judge: JudgeConfig | None = None,
+        reports: ReportShelf | None = None,
     ) -> None:
         self.store = store
         self.assessor = assessor
         self.output_dir = output_dir
         self.heartbeat = heartbeat
         self.judge = judge
+        self.reports = reports if reports is not None else ReportShelf(output_dir)
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         """Assess: validate, run the scenarios, answer with the result artifact."""
@@ -120,11 +124,26 @@ class GreenExecutor(AgentExecutor):
             except OSError as exc:
                 logger.error("cannot write results.json: %s", exc)
                 text += f"\nresults.json could not be written: {exc}"
+        try:
+            await self._report(report)
+            text += f"\nReport: /reports/{report.assessment_id}"
+        except Exception:  # the report is a view of the results: it never costs the assessment
+            logger.exception("the report of assessment %s could not be built", report.assessment_id)
         if not report.assessed:
             await updater.failed(updater.new_agent_message([Part(text="Nothing could be assessed.\n" + text)]))
             return
         await updater.add_artifact([Part(text=text), new_data_part(row)], name="Result")
         await updater.complete()
+
+    async def _report(self, report: AssessmentReport) -> None:
+        trace_ids = sorted({s.trace_id for s in report.scenarios if s.mode == "live" and s.trace_id})
+        spans: list[SpanData] = []
+        for trace_id in trace_ids:
+            snapshot = self.store.get(trace_id)
+            if snapshot is not None:
+                spans.extend(snapshot.spans)
+        document = agentbeats_results(report)
+        await asyncio.to_thread(self.reports.add, report.assessment_id, document, spans)
 
     async def _say(self, updater: TaskUpdater, line: str) -> None:
         await updater.update_status(TaskState.TASK_STATE_WORKING, updater.new_agent_message([Part(text=line)]))

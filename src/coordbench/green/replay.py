@@ -22,7 +22,7 @@ from coordbench.spantree import SpanTree, is_agent_call
 from coordbench.steps import CallType, call_type_of
 from coordbench.store.base import completeness_of, subtree_of
 
-__all__ = ["TraceFileError", "evaluate_spans", "load_spans"]
+__all__ = ["TraceFileError", "evaluate_spans", "load_spans", "scenario_spans"]
 
 
 class TraceFileError(ValueError):
@@ -95,6 +95,24 @@ def _outcome(tree: SpanTree, scenario_span: SpanData, host: str | None) -> TeamO
     return None
 
 
+def _scenario_tops(tree: SpanTree) -> list[SpanData]:
+    """The assessor's scenario HOST spans, by scenario id."""
+    return sorted(
+        (s for s in tree.spans if call_type_of(s) is CallType.HOST and s.attribute_str(semconv.COORDBENCH_SCENARIO_ID)),
+        key=lambda s: (s.attribute_str(semconv.COORDBENCH_SCENARIO_ID) or "", s.span_id),
+    )
+
+
+def scenario_spans(spans: Sequence[SpanData]) -> dict[str, list[SpanData]]:
+    """Each scenario's spans (its HOST span's subtree), by scenario id, for an assessment's trace."""
+    tree = SpanTree(spans)
+    out: dict[str, list[SpanData]] = {}
+    for top in _scenario_tops(tree):
+        subtree, _loose = subtree_of(list(spans), top.span_id)
+        out[top.attribute_str(semconv.COORDBENCH_SCENARIO_ID) or top.span_id] = subtree
+    return out
+
+
 async def evaluate_spans(
     spans: Sequence[SpanData],
     *,
@@ -118,10 +136,7 @@ async def evaluate_spans(
     known = {s.id: s for s in scenarios}
     pipeline = EvalPipeline(config)
     tree = SpanTree(spans)
-    tops = sorted(
-        (s for s in tree.spans if call_type_of(s) is CallType.HOST and s.attribute_str(semconv.COORDBENCH_SCENARIO_ID)),
-        key=lambda s: (s.attribute_str(semconv.COORDBENCH_SCENARIO_ID) or "", s.span_id),
-    )
+    tops = _scenario_tops(tree)
     declared = list(participants)
     out: list[ScenarioEvaluation] = []
     if not tops:

@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 
 from a2a.types import AgentSkill
 from fastapi import FastAPI, HTTPException, Request, Response
-from fastapi.responses import JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse
 from opentelemetry.sdk.trace.export import SpanExporter
 from pydantic import Field
 
@@ -37,6 +37,7 @@ from coordbench.backend import BearerAuthMiddleware, build_store, limit_bodies, 
 from coordbench.errors import StepFormatError
 from coordbench.green.executor import GreenExecutor
 from coordbench.green.registry import PeerRegistry, Registration
+from coordbench.green.reports import ReportShelf
 from coordbench.green.request import SAMPLE_REQUEST
 from coordbench.green.tracing import AssessorTracing
 from coordbench.otlp import encoded_span
@@ -50,7 +51,7 @@ __all__ = ["DEFAULT_NAME", "GreenSettings", "create_green_app", "load_green_sett
 logger = logging.getLogger(__name__)
 
 DEFAULT_NAME = "coordbench-green"
-_PROTECTED_PREFIXES = ("/v1/", "/traces", "/register", "/peers")
+_PROTECTED_PREFIXES = ("/v1/", "/traces", "/register", "/peers", "/reports")
 
 
 class GreenSettings(Settings):
@@ -142,8 +143,13 @@ def create_green_app(settings: GreenSettings | None = None, *, store: TraceStore
         skills=[_skill()],
         version=__version__,
     )
+    reports = ReportShelf(settings.output_dir)
     executor = GreenExecutor(
-        store=store, assessor=settings.name, output_dir=settings.output_dir, heartbeat=settings.heartbeat
+        store=store,
+        assessor=settings.name,
+        output_dir=settings.output_dir,
+        heartbeat=settings.heartbeat,
+        reports=reports,
     )
     routes, handler = a2a_routes(card, executor)
     registry = PeerRegistry()
@@ -205,6 +211,17 @@ def create_green_app(settings: GreenSettings | None = None, *, store: TraceStore
             raise HTTPException(507, str(exc)) from exc
         response.status_code = 201 if new else 200
         return peer.model_dump(mode="json")
+
+    @app.get("/reports", tags=["reports"], summary="The assessments' HTML reports, newest first")
+    async def list_reports() -> dict[str, Any]:  # pyright: ignore[reportUnusedFunction]
+        return {"reports": [{"assessment_id": i, "url": f"/reports/{i}"} for i in reports.ids()]}
+
+    @app.get("/reports/{assessment_id}", tags=["reports"], summary="One assessment's HTML report")
+    async def get_report(assessment_id: str) -> HTMLResponse:  # pyright: ignore[reportUnusedFunction]
+        html = reports.get(assessment_id)
+        if html is None:
+            raise HTTPException(404, f"no report for assessment {assessment_id!r} (GET /reports lists them)")
+        return HTMLResponse(html)
 
     @app.get("/peers", tags=["peers"], summary="Registered agents")
     async def peers(role: str | None = None) -> dict[str, Any]:  # pyright: ignore[reportUnusedFunction]

@@ -1,0 +1,111 @@
+"""``coordbench demo``: the main job on embedded defaults, with progress and one summary table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, cast
+
+import typer
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from coordbench.demo import DemoError, DemoRun, run_demo, shaped_teams
+from coordbench.purple.team import SHAPES
+
+__all__ = ["demo", "summary_table"]
+
+
+def _fmt(value: Any, digits: int = 2) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int | float):
+        return f"{value:.{digits}f}"
+    return "-" if value is None else str(value)
+
+
+def summary_table(run: DemoRun) -> Table:
+    """One row per team: shape, class, score, density, centralisation, flags, p95, spans, completeness."""
+    table = Table(title=f"coordbench demo: {len(run.teams)} teams assessed in {run.seconds:.1f} s")
+    for column in ("team", "topology", "class", "score", "passed", "density", "centralisation", "bottleneck",
+                   "isolated", "p95 ms", "spans", "complete"):  # fmt: skip
+        table.add_column(column, justify="right" if column not in ("team", "topology", "class") else "left")
+    for team in run.teams:
+        row = team.row
+        detail = cast("dict[str, Any]", row.get("detail") or {})
+        scenarios = cast("list[dict[str, Any]]", detail.get("scenarios") or [])
+        graph = cast("dict[str, Any]", detail.get("graph_metrics") or {})
+        detections = cast("dict[str, Any]", graph.get("detections") or {})
+        metrics = cast("dict[str, Any]", graph.get("metrics") or {})
+        latency = cast("dict[str, Any]", detail.get("latency_metrics") or {})
+        calls = cast("dict[str, Any]", latency.get("calls") or {})
+        spans = sum(int(cast("dict[str, Any]", s.get("completeness") or {}).get("span_count", 0)) for s in scenarios)
+        completeness = cast("dict[str, Any]", detail.get("trace_completeness") or {})
+        if not row:
+            table.add_row(team.shape, "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", team.error or team.state)
+            continue
+        table.add_row(
+            team.shape,
+            str(graph.get("topology", "-")),
+            str(graph.get("classification", "-")),
+            f"{row['score']:.1f}",
+            f"{int(row.get('scenarios_passed', 0))}/{int(row.get('scenarios', 0))}",
+            _fmt(metrics.get("density")),
+            _fmt(metrics.get("degree_centralisation")),
+            ", ".join(detections.get("bottleneck_agents") or []) or "-",
+            ", ".join(detections.get("isolated_agents") or []) or "-",
+            _fmt(calls.get("p95_ms"), 0),
+            str(spans),
+            f"{int(completeness.get('complete_scenarios', 0))}/{int(completeness.get('live_scenarios', 0))}",
+        )
+    return table
+
+
+def demo(
+    output_dir: Annotated[Path, typer.Option(help="Where results and reports go.")] = Path("output/demo"),
+    shape: Annotated[
+        list[str] | None, typer.Option("--shape", help=f"Teams to assess (repeat) [default: all: {', '.join(SHAPES)}].")
+    ] = None,
+    size: Annotated[int, typer.Option(help="Workers per team (2 to 16).")] = 3,
+    collector: Annotated[
+        str, typer.Option(help="direct (agents export to the green) or rotel (the rotel collector in between).")
+    ] = "direct",
+) -> None:
+    """Run the main job: a green and one purple team per shape on loopback, each team assessed over A2A.
+
+    No Docker, no API key, no internet. Exits 1 if any team could not be assessed.
+    """
+    console = Console(stderr=True)
+    shapes = tuple(shape or SHAPES)
+    unknown = [s for s in shapes if s not in SHAPES]
+    if unknown or not 2 <= size <= 16 or collector not in ("direct", "rotel"):
+        problem = (
+            f"unknown shape(s) {', '.join(unknown)}; known: {', '.join(SHAPES)}"
+            if unknown
+            else f"--size must be 2 to 16, got {size}"
+            if not 2 <= size <= 16
+            else f"--collector must be direct or rotel, got {collector!r}"
+        )
+        console.print(f"[red]error:[/red] {problem}")
+        raise typer.Exit(2)
+    with Progress(
+        SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console, transient=True
+    ) as progress:
+        tasks = {s: progress.add_task(f"{s}: waiting", total=None) for s in shapes}
+
+        def update(shape: str, line: str) -> None:
+            progress.update(tasks[shape], description=f"{shape}: {line[:90]}")
+
+        try:
+            run = run_demo(output_dir, teams=shaped_teams(shapes, size), collector=collector, progress=update)
+        except DemoError as exc:
+            console.print(f"[red]error:[/red] {exc.message}")
+            raise typer.Exit(1) from exc
+    Console(width=max(150, Console().width)).print(summary_table(run))
+    for team in run.teams:
+        where = team.report or output_dir / team.shape / "results.json"
+        console.print(f"{team.shape}: {where}" + ("" if team.ok else f"  [red]{team.error or team.state}[/red]"))
+    if run.index is not None:
+        console.print(f"teams compared: {run.index}")
+    if not run.ok:
+        raise typer.Exit(1)

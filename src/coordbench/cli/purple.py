@@ -1,0 +1,157 @@
+"""``coordbench purple`` (serve one member) and ``coordbench team up`` (start a whole team)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import signal
+import socket
+import sys
+import threading
+from pathlib import Path
+from typing import Annotated
+
+import typer
+import uvicorn
+from pydantic import ValidationError
+from rich.console import Console
+
+from coordbench.purple.launcher import TeamProcesses, TeamStartError
+from coordbench.purple.llm import LLMBackend
+from coordbench.purple.server import PurpleSettings, create_purple_app, register
+from coordbench.purple.team import SHAPES, Team, TeamFileError, load_team, team_for_shape
+
+__all__ = ["purple", "team_app"]
+
+logger = logging.getLogger(__name__)
+
+TeamOption = Annotated[Path | None, typer.Option("--team", help="A team file (TOML, see data/teams/).")]
+ShapeOption = Annotated[
+    str | None, typer.Option("--shape", help=f"Build the team of a shape: {', '.join(SHAPES)} [default star].")
+]
+SizeOption = Annotated[int, typer.Option("--size", help="Workers in a shaped team (2 to 16).")]
+
+
+def _team(console: Console, team: Path | None, shape: str | None, size: int) -> tuple[Team, list[str]]:
+    if team is not None and shape is not None:
+        console.print("[red]error:[/red] give --team FILE or --shape NAME, not both")
+        raise typer.Exit(2)
+    try:
+        if team is not None:
+            return load_team(team), ["--team", str(team)]
+        chosen = shape or "star"
+        return team_for_shape(chosen, size), ["--shape", chosen, "--size", str(size)]
+    except (TeamFileError, ValueError) as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+
+
+def purple(
+    role: Annotated[str, typer.Option("--role", help="Which member of the team to serve (its name).")],
+    team: TeamOption = None,
+    shape: ShapeOption = None,
+    size: SizeOption = 3,
+    host: Annotated[str | None, typer.Option(help="Interface [env PURPLE_HOST, default 127.0.0.1].")] = None,
+    port: Annotated[int | None, typer.Option(help="Port, 0 for any [env PURPLE_PORT, default 9009].")] = None,
+    card_url: Annotated[str | None, typer.Option(help="URL the card advertises [default http://HOST:PORT/].")] = None,
+    peers_file: Annotated[Path | None, typer.Option(help="JSON {name: url} of the other members.")] = None,
+    registry: Annotated[str | None, typer.Option(help="An assessor to register with [env PURPLE_REGISTRY].")] = None,
+    pace: Annotated[float | None, typer.Option(help="Seconds per unit of simulated work [default 0.05].")] = None,
+) -> None:
+    """Serve one purple agent: a member of a team, over A2A, traced, exporting to $OTEL_EXPORTER_OTLP_ENDPOINT.
+
+    Prints ``READY <url>`` on standard output once it serves.
+    """
+    console = Console(stderr=True)
+    chosen, _ = _team(console, team, shape, size)
+    try:
+        member = chosen.member(role)
+    except KeyError:
+        names = ", ".join(m.name for m in chosen.members)
+        console.print(f"[red]error:[/red] --role {role!r} is not a member of team {chosen.name!r} ({names})")
+        raise typer.Exit(2) from None
+    try:
+        overrides = {"host": host, "port": port, "card_url": card_url, "registry": registry, "pace": pace}
+        settings = PurpleSettings(**{k: v for k, v in overrides.items() if v is not None})  # type: ignore[arg-type]
+    except ValidationError as exc:
+        console.print(f"[red]error:[/red] {exc.errors()[0]['loc'][0]}: {exc.errors()[0]['msg']}")
+        raise typer.Exit(2) from exc
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((settings.host, settings.port))
+    except OSError as exc:
+        console.print(f"[red]error:[/red] cannot bind {settings.host}:{settings.port}: {exc.strerror or exc}")
+        raise typer.Exit(2) from exc
+    bound = sock.getsockname()[1]
+    url = settings.card_url or f"http://{settings.host}:{bound}/"
+    provider = None
+    from coordbench.instrument import A2AInstrumentor
+    from coordbench.telemetry import configure_tracing
+
+    # a member that "exports no spans" still traces (its calls carry the context on), exporting nowhere
+    provider = configure_tracing(member.name, exporters=None if member.export else [])
+    A2AInstrumentor().instrument(tracer_provider=provider, capture_content=True)
+    app = create_purple_app(
+        chosen, member.name, url, peers_file=peers_file, registry=settings.registry, pace=settings.pace,
+        llm=LLMBackend.from_env(),
+    )  # fmt: skip
+    if settings.registry:
+        register(settings.registry, member.name, url, member.role)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_keep_alive=30))
+    announced = threading.Event()
+
+    def announce() -> None:
+        while not server.started and not server.should_exit:
+            announced.wait(0.01)
+        if server.started:
+            print(f"READY {url}", flush=True)
+
+    threading.Thread(target=announce, daemon=True).start()
+    try:
+        server.run(sockets=[sock])
+    finally:
+        provider.shutdown()
+    sys.exit(0)
+
+
+team_app = typer.Typer(help="Start a purple team: one process per member.", no_args_is_help=True)
+
+
+@team_app.command("up")
+def team_up(
+    team_file: Annotated[Path | None, typer.Argument(help="A team file (TOML).")] = None,
+    shape: ShapeOption = None,
+    size: SizeOption = 3,
+    endpoint: Annotated[
+        str | None, typer.Option(help="Where members export OTLP [default: $OTEL_EXPORTER_OTLP_ENDPOINT].")
+    ] = None,
+    registry: Annotated[str | None, typer.Option(help="An assessor to register every member with.")] = None,
+    pace: Annotated[float | None, typer.Option(help="Seconds per unit of simulated work.")] = None,
+) -> None:
+    """Start a team, print its participants JSON (what ``assess`` takes), run until Ctrl-C; stop every member."""
+    console = Console(stderr=True)
+    chosen, args = _team(console, team_file, shape, size)
+    processes = TeamProcesses(chosen, args, endpoint=endpoint, registry=registry, pace=pace)
+    stop = threading.Event()
+
+    def on_signal(_signum: int, _frame: object) -> None:
+        stop.set()
+
+    previous = signal.signal(signal.SIGTERM, on_signal)
+    try:
+        with console.status(f"starting team {chosen.name} ({len(chosen.members)} members)..."):
+            urls = processes.start()
+        print(json.dumps(urls, indent=2, sort_keys=True), flush=True)
+        flags = " ".join(f"-p {name}={url}" for name, url in urls.items())
+        console.print(f"team {chosen.name} is up (entry: {chosen.entry}); assess it with:\n  coordbench assess {flags}")
+        stop.wait()
+    except TeamStartError as exc:
+        console.print(f"[red]error:[/red] {exc.message}")
+        raise typer.Exit(1) from exc
+    except KeyboardInterrupt:
+        pass
+    finally:
+        processes.stop()
+        signal.signal(signal.SIGTERM, previous)
+        console.print(f"team {chosen.name} stopped")

@@ -1,0 +1,82 @@
+"""``coordbench report``: rebuild an assessment's HTML report from stored data."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated, Any, cast
+
+import typer
+from rich.console import Console
+
+from coordbench import jsontext
+from coordbench.cli.evaluate import fetch_trace
+from coordbench.cli.output import check_writable, write_text
+from coordbench.green.replay import TraceFileError, evaluate_spans, scenario_spans
+from coordbench.report import render_report
+from coordbench.results import AssessmentReport, ScenarioReport, agentbeats_results
+from coordbench.spans import SpanData
+
+__all__ = ["report"]
+
+
+def _document(path: Path) -> dict[str, Any]:
+    try:
+        document = jsontext.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise TraceFileError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    except ValueError as exc:
+        raise TraceFileError(f"{path} is not JSON: {exc}") from exc
+    if not isinstance(document, dict) or not isinstance(cast("dict[str, Any]", document).get("results"), list):
+        raise TraceFileError(f"{path} is not a results.json document ({{'participants': ..., 'results': [...]}})")
+    return cast("dict[str, Any]", document)
+
+
+def _from_trace(spans: list[SpanData], trace_id: str) -> dict[str, Any]:
+    """A results document for a stored trace, re-evaluated (per scenario for an assessment's trace)."""
+    evaluations = asyncio.run(evaluate_spans(spans))
+    scenarios = [
+        ScenarioReport(id=e.scenario, mode="live", status="evaluated", trace_id=trace_id, evaluation=e)
+        for e in evaluations
+    ]
+    report = AssessmentReport(assessment_id=trace_id, participants={}, scenarios=scenarios, time_used=0.0)
+    return agentbeats_results(report)
+
+
+def report(
+    results: Annotated[Path | None, typer.Argument(help="A results.json written by the green or assess.")] = None,
+    trace_id: Annotated[str | None, typer.Option(help="Re-evaluate this stored trace instead.")] = None,
+    receiver: Annotated[
+        str | None, typer.Option(help="The receiver (or green) holding the traces: draws the span waterfalls.")
+    ] = None,
+    token: Annotated[str | None, typer.Option(help="Bearer token for the receiver.")] = None,
+    output: Annotated[Path, typer.Option(help="Where to write the HTML.")] = Path("report.html"),
+) -> None:
+    """Rebuild the HTML report: from RESULTS_JSON (spans from --receiver when given), or --trace-id and --receiver."""
+    console = Console(stderr=True)
+    if (results is None) == (trace_id is None):
+        console.print("[red]error:[/red] give RESULTS_JSON or --trace-id (one of them)")
+        raise typer.Exit(2)
+    if trace_id is not None and receiver is None:
+        console.print("[red]error:[/red] --trace-id needs --receiver (where the trace is stored)")
+        raise typer.Exit(2)
+    check_writable(output, "--output")
+    spans: dict[str, list[SpanData]] = {}
+    try:
+        if results is not None:
+            document = _document(results)
+            if receiver is not None:
+                rows = cast("list[dict[str, Any]]", document["results"])
+                ids = {str(e["trace_id"]) for row in rows for e in row["detail"]["scenarios"] if e.get("trace_id")}
+                for trace in sorted(ids):
+                    spans.update(scenario_spans(fetch_trace(receiver, trace, token)))
+        else:
+            assert trace_id is not None and receiver is not None  # noqa: S101 - checked above
+            trace_spans = fetch_trace(receiver, trace_id, token)
+            document = _from_trace(trace_spans, trace_id)
+            spans = scenario_spans(trace_spans) or {trace_id: trace_spans}
+    except TraceFileError as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    write_text(output, render_report(document, spans or None))
+    console.print(f"report written to {output}")

@@ -1,0 +1,255 @@
+"""The main job on embedded defaults: a green, one purple team per shape, a real assessment of each.
+
+Everything runs on loopback as separate OS processes: the green (``coordbench green``), every
+member of every team (``coordbench purple``), and with ``collector="rotel"`` the rotel collector
+between the agents and the green. Each team is assessed over A2A through the green, the path
+AgentBeats takes; its spans reach the green over OTLP. The results, each team's
+``results.json`` and HTML report, and a page comparing the teams are written to the output
+directory. Every process started is stopped on success, on failure and on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Generator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+import httpx
+
+from coordbench.a2a import AgentCallError, Messenger
+from coordbench.errors import CoordbenchError
+from coordbench.purple.launcher import TeamProcesses
+from coordbench.purple.team import SHAPES, Team, team_for_shape
+from coordbench.report import render_comparison
+from coordbench.results import results_document, results_text
+
+__all__ = ["DEMO_CONFIG", "DemoError", "DemoRun", "TeamResult", "free_port", "run_demo", "shaped_teams"]
+
+DEMO_CONFIG: dict[str, Any] = {"trace_quiet": 0.5, "trace_timeout": 10, "timeout": 120}
+"""The assessment config the demo sends (the bundled live scenarios, quick trace waits)."""
+
+
+class DemoError(CoordbenchError):
+    """The demo could not run (a process did not start); the message says which and why."""
+
+    default_message = "the demo could not run"
+
+
+@dataclass
+class TeamResult:
+    """One team's assessment."""
+
+    shape: str
+    state: str = "not run"
+    row: dict[str, Any] = field(default_factory=dict[str, Any])
+    error: str | None = None
+    report: Path | None = None
+
+    @property
+    def ok(self) -> bool:
+        """The assessment completed and every scenario was evaluated."""
+        scenarios = cast("list[dict[str, Any]]", self.row.get("detail", {}).get("scenarios", []))
+        return self.state == "completed" and bool(scenarios) and all(s["status"] != "failed" for s in scenarios)
+
+
+@dataclass
+class DemoRun:
+    """What a demo run did."""
+
+    green_url: str
+    output_dir: Path
+    teams: list[TeamResult]
+    seconds: float
+    index: Path | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Every team was assessed."""
+        return bool(self.teams) and all(t.ok for t in self.teams)
+
+
+def _silent(_shape: str, _line: str) -> None:
+    return None
+
+
+def free_port() -> int:
+    """A free loopback port."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def _process(command: list[str], env: dict[str, str], log: Path) -> Generator[subprocess.Popen[bytes]]:
+    with log.open("wb") as sink:
+        process = subprocess.Popen(command, env=env, stdout=sink, stderr=subprocess.STDOUT)  # noqa: S603
+        try:
+            yield process
+        finally:
+            if process.poll() is None:
+                process.terminate()
+                try:
+                    process.wait(15)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait(5)
+
+
+def _wait_healthy(url: str, process: subprocess.Popen[bytes], log: Path, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise DemoError(f"the green exited ({process.returncode}): {log.read_text(errors='replace')[-800:]}")
+        try:
+            if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise DemoError(f"the green did not answer at {url} within {timeout:g} s")
+
+
+@contextmanager
+def _rotel(green: str, folder: Path) -> Generator[str]:
+    """The rotel collector (PyPI ``rotel``) relaying OTLP/HTTP to the green; yields its endpoint."""
+    try:
+        import rotel  # pyright: ignore[reportMissingTypeStubs, reportMissingImports, reportUnusedImport]
+    except ImportError as exc:
+        raise DemoError("--collector rotel needs the rotel package: pip install 'coordbench[collector]'") from exc
+    agent = Path(cast("Any", rotel).__file__).parent / "rotel-agent"
+    http, grpc = free_port(), free_port()
+    env = {
+        **os.environ,
+        "ROTEL_OTLP_HTTP_ENDPOINT": f"127.0.0.1:{http}",
+        "ROTEL_OTLP_GRPC_ENDPOINT": f"127.0.0.1:{grpc}",
+        "ROTEL_EXPORTER": "otlp",
+        "ROTEL_OTLP_EXPORTER_ENDPOINT": green,
+        "ROTEL_OTLP_EXPORTER_PROTOCOL": "http",
+        "ROTEL_DISABLE_BATCHING": "true",
+        "ROTEL_PID_FILE": str(folder / "rotel.pid"),
+        "ROTEL_LOG_FILE": str(folder / "rotel.log"),
+    }
+    log = folder / "rotel.out"
+    with _process([str(agent), "start"], env, log) as process:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise DemoError(f"rotel exited ({process.returncode}): {log.read_text(errors='replace')[-800:]}")
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", http), timeout=1):
+                break
+            time.sleep(0.1)
+        yield f"http://127.0.0.1:{http}"
+
+
+async def _assess(
+    green: str, shape: str, participants: dict[str, str], config: dict[str, Any], on_status: Callable[[str, str], None]
+) -> TeamResult:
+    result = TeamResult(shape=shape)
+    request = {"participants": participants, "config": config}
+    try:
+        async with Messenger(timeout=600) as messenger:
+            reply = await messenger.send(green, json.dumps(request), new_conversation=True, on_status=on_status)
+    except AgentCallError as exc:
+        result.state, result.error = "error", exc.message
+        return result
+    result.state = reply.state
+    if reply.state != "completed" or not reply.data:
+        result.error = reply.text
+        return result
+    result.row = json.loads(json.dumps(reply.data[0]))
+    return result
+
+
+def shaped_teams(shapes: Sequence[str] = SHAPES, size: int = 3) -> list[tuple[str, Team, list[str]]]:
+    """``(label, team, how members find it)`` for each shape, what :func:`run_demo` takes."""
+    return [(shape, team_for_shape(shape, size), ["--shape", shape, "--size", str(size)]) for shape in shapes]
+
+
+def run_demo(
+    output_dir: Path,
+    *,
+    teams: Sequence[tuple[str, Team, list[str]]] | None = None,
+    collector: str = "direct",
+    config: dict[str, Any] | None = None,
+    progress: Callable[[str, str], None] | None = None,
+) -> DemoRun:
+    """Run the demo; see the module docstring.
+
+    Args:
+        output_dir: Where results and reports go (created).
+        teams: The teams to assess, as :func:`shaped_teams` gives them (default: every shape, 3 workers).
+        collector: ``direct`` (agents export to the green) or ``rotel``.
+        config: The assessment config (default :data:`DEMO_CONFIG`: the bundled live scenarios).
+        progress: Called with ``(team label, line)`` as each team's assessment advances.
+
+    Raises:
+        DemoError: If the green, the collector or a team could not start.
+        ValueError: For an unknown collector.
+    """
+    if collector not in ("direct", "rotel"):
+        raise ValueError(f"unknown collector {collector!r}: direct or rotel")
+    chosen = list(teams) if teams is not None else shaped_teams()
+    shapes = [label for label, _, _ in chosen]
+    say: Callable[[str, str], None] = progress or _silent
+    started = time.monotonic()
+    output_dir.mkdir(parents=True, exist_ok=True)
+    logs = output_dir / "logs"
+    logs.mkdir(exist_ok=True)
+    port = free_port()
+    green = f"http://127.0.0.1:{port}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    command = [sys.executable, "-m", "coordbench", "green", "--port", str(port),
+               "--output-dir", str(output_dir / "green")]  # fmt: skip
+    with contextlib.ExitStack() as stack:
+        green_process = stack.enter_context(_process(command, env, logs / "green.log"))
+        _wait_healthy(green, green_process, logs / "green.log")
+        endpoint = stack.enter_context(_rotel(green, logs)) if collector == "rotel" else green
+        launchers = {label: TeamProcesses(team, args, endpoint=endpoint, env=env) for label, team, args in chosen}
+        for launcher in launchers.values():
+            stack.callback(launcher.stop)
+        for shape in shapes:
+            say(shape, "starting its members")
+        with ThreadPoolExecutor(max_workers=len(launchers)) as pool:
+            started_urls = list(pool.map(TeamProcesses.start, launchers.values()))
+        urls: dict[str, dict[str, str]] = dict(zip(launchers, started_urls, strict=True))
+
+        async def assess_all() -> list[TeamResult]:
+            def status(shape: str) -> Callable[[str, str], None]:
+                return lambda _state, text: say(shape, text.splitlines()[0] if text else _state)
+
+            body = config or DEMO_CONFIG
+            return list(await asyncio.gather(*(_assess(green, s, urls[s], body, status(s)) for s in shapes)))
+
+        results = asyncio.run(assess_all())
+        for result in results:
+            _write(result, output_dir, green)
+            say(result.shape, "done" if result.ok else f"failed: {result.error or result.state}")
+    run = DemoRun(green_url=green, output_dir=output_dir, teams=results, seconds=time.monotonic() - started)
+    items = [(r.shape, results_document([r.row]), f"{r.shape}/report.html") for r in results if r.row]
+    if items:
+        run.index = output_dir / "index.html"
+        run.index.write_text(render_comparison(items), encoding="utf-8")
+    return run
+
+
+def _write(result: TeamResult, output_dir: Path, green: str) -> None:
+    folder = output_dir / result.shape
+    folder.mkdir(parents=True, exist_ok=True)
+    if not result.row:
+        return
+    (folder / "results.json").write_text(results_text(results_document([result.row])), encoding="utf-8")
+    response = httpx.get(f"{green}/reports/{result.row['assessment_id']}", timeout=30)
+    if response.status_code == 200:
+        result.report = folder / "report.html"
+        result.report.write_text(response.text, encoding="utf-8")

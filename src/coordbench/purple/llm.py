@@ -1,0 +1,82 @@
+"""An optional model behind a purple agent: any OpenAI-compatible endpoint, the rules when it fails.
+
+Configured by ``PURPLE_LLM_BASE_URL``, ``PURPLE_LLM_API_KEY`` and ``PURPLE_LLM_MODEL`` (a local
+server needs no real key: any non-empty value). Each call is an LLM step in the trace. Whatever
+goes wrong (unreachable, timeout, HTTP error, empty answer) is logged with the reason and the
+agent answers by its rules instead, so a team never fails because its model did.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from typing import Any, cast
+
+from coordbench.instrument import llm_step
+from coordbench.purple.roles import ROLES, Work
+
+__all__ = ["LLMBackend"]
+
+logger = logging.getLogger(__name__)
+
+_MAX_PROMPT = 12_000
+
+
+class LLMBackend:
+    """Writes a role's contribution with a model.
+
+    Args:
+        base_url: The OpenAI-compatible endpoint (``.../v1``).
+        api_key: Its key.
+        model: The model name.
+        timeout: Seconds per call.
+    """
+
+    def __init__(self, base_url: str, api_key: str, model: str, *, timeout: float = 60.0) -> None:
+        self.base_url = base_url
+        self._api_key = api_key
+        self.model = model
+        self.timeout = timeout
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> LLMBackend | None:
+        """The backend ``PURPLE_LLM_*`` configure, or ``None`` (rules only)."""
+        env = os.environ if env is None else env
+        base_url, key = env.get("PURPLE_LLM_BASE_URL", "").strip(), env.get("PURPLE_LLM_API_KEY", "").strip()
+        if not base_url or not key:
+            return None
+        return cls(base_url, key, env.get("PURPLE_LLM_MODEL", "").strip() or "gpt-4o-mini")
+
+    async def contribute(self, role: str, name: str, work: Work) -> str | None:
+        """The model's contribution, or ``None`` after logging why it could not give one."""
+        import openai
+
+        prompt = (
+            f"You are {name}, the {role} of a team of agents: you {ROLES.get(role, 'contribute')}.\n"
+            f"Task: {work.task}\nYou were asked: {work.asked}\n"
+            + "".join(f"\nFrom {agent}:\n{text}\n" for agent, text in work.inputs.items())
+            + "".join(f"\nEarlier in this conversation:\n{text}\n" for text in work.context)
+        )[:_MAX_PROMPT]
+        client = openai.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url, timeout=self.timeout, max_retries=0)
+        try:
+            async with llm_step(self.model) as step:
+                response = await client.chat.completions.create(
+                    model=self.model,
+                    messages=cast("Any", [{"role": "user", "content": prompt}]),
+                    temperature=0,
+                    max_tokens=400,
+                )
+                usage = response.usage
+                if usage is not None:
+                    step.set_usage(input_tokens=usage.prompt_tokens, output_tokens=usage.completion_tokens)
+        except openai.OpenAIError as exc:
+            logger.warning("%s: the model at %s failed (%s): answering by the rules", name, self.base_url, exc)
+            return None
+        finally:
+            await client.close()
+        text = (response.choices[0].message.content or "").strip() if response.choices else ""
+        if not text:
+            logger.warning("%s: the model at %s answered nothing: answering by the rules", name, self.base_url)
+            return None
+        return f"{role.capitalize()} ({name}, {self.model}):\n{text}"

@@ -1,0 +1,71 @@
+"""A purple agent over real A2A: message-driven per context, AgentBeats conformance, an a2a-sdk 0.3 client."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from coordbench.a2a import Messenger
+from coordbench.purple import create_purple_app, team_for_shape
+from coordbench.testing import LoopbackServer
+from support.conformance import check_card, check_hello
+from support.processes import AgentProcess
+
+AGENTS = Path(__file__).parent.parent / "agents"
+
+
+def analyst_app(url: str) -> object:
+    return create_purple_app(team_for_shape("star"), "analyst", url, pace=0)
+
+
+async def test_details_over_three_messages_all_reach_the_answer_and_contexts_stay_apart() -> None:
+    with LoopbackServer(analyst_app) as url:
+        async with Messenger(timeout=30) as messenger:
+            await messenger.send(url, "Plan the launch of the mobile app.", context_id="ctx-a")
+            await messenger.send(url, data={"tools": {"calendar": {"mcp": "http://127.0.0.1:9/mcp"}}},
+                                 context_id="ctx-a")  # fmt: skip
+            third = await messenger.send(url, "Also: the budget is 40,000 and marketing depends on design.",
+                                         context_id="ctx-a")  # fmt: skip
+            other = await messenger.send(url, "Review the paper on graph metrics by 2026-12-01.", context_id="ctx-b")
+    assert third.state == other.state == "completed"
+    # the first message's task, the second's tool details, the third's figures and risk
+    assert "launch" in third.text and "calendar" in third.text and "mcp" in third.text
+    assert "Figures: 40,000" in third.text and "- Also: the budget is 40,000" in third.text
+    # the other context saw nothing of these
+    assert "Figures: 2026-12-01" in other.text
+    for word in ("launch", "calendar", "40,000"):
+        assert word not in other.text
+
+
+def test_the_purple_agent_passes_the_agentbeats_conformance_checks() -> None:
+    with LoopbackServer(analyst_app) as url:
+        card = check_card(url)
+        assert card["name"] == "analyst" and card["capabilities"]["streaming"] is True
+        result, events = check_hello(url)
+    assert result["kind"] == "task" and result["status"]["state"] == "completed"
+    assert "Analysis (analyst)" in result["artifacts"][0]["parts"][0]["text"]
+    assert events[-1]["kind"] in ("status-update", "task") and events[-1]["status"]["state"] == "completed"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["send", "streaming"])
+def test_an_a2a_sdk_03_client_talks_to_a_purple_agent(
+    v03_python: Path, processes: list[AgentProcess], subprocess_env: dict[str, str], mode: str
+) -> None:
+    env = {**subprocess_env, "OTEL_TRACES_EXPORTER": "none"}
+    agent = AgentProcess([sys.executable, "-m", "coordbench", "purple", "--role", "writer", "--shape", "star",
+                          "--port", "0", "--pace", "0"], env)  # fmt: skip
+    processes.append(agent)
+    traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    out = subprocess.run(
+        [str(v03_python), str(AGENTS / "v03_client.py"), agent.url, mode, traceparent],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    reply = json.loads(out.stdout)
+    assert reply["kind"] == "task" and reply["state"] == "completed"
+    assert reply["text"].startswith("Draft (writer):")
