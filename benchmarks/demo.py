@@ -48,7 +48,8 @@ def report(result: dict[str, object]) -> str:
             "(29 agent processes), each team assessed on the 2 bundled scenarios. "
             f"{RUNS} runs back to back; the aim is under 60 s on 2 cores.",
             "",
-            "| runs | fastest (s) | median (s) | slowest (s) | one member process, start to exit of `--help` (ms, median of 5) |",
+            "| runs | fastest (s) | median (s) | slowest (s) | one member process, start to exit of `--help` "
+            "(ms, median of 5) |",
             "|---:|---:|---:|---:|---:|",
             f"| {len(walls)} | {walls[0]:.1f} | {statistics.median(walls):.1f} | {walls[-1]:.1f} | "
             f"{result['startup_ms']:.0f} |",
