@@ -24,20 +24,21 @@ sync: uv ## Create .venv from uv.lock (all dependency groups)
 demo: sync ## The main job: a green and one purple team per shape on loopback, assessed (no Docker, key or internet)
 	$(RUN) coordbench demo
 
+SUDO := $(shell [ "$$(id -u)" = 0 ] || command -v sudo)
 browser: ## Install Debian's chromium for the report's browser test, if it is missing
 	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
-	  { (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+	  { ($(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null) \
 	    || echo "chromium could not be installed: the report's browser test will be skipped"; }
 
 test: lint typecheck browser pytest ## Lint, type-check and run the test suite
 
 lint: sync ## ruff check + ruff format --check
-	$(RUN) ruff check src tests benchmarks hatch_build.py
-	$(RUN) ruff format --check src tests benchmarks hatch_build.py
+	$(RUN) ruff check src tests benchmarks scripts hatch_build.py
+	$(RUN) ruff format --check src tests benchmarks scripts hatch_build.py
 
 format: sync ## Apply ruff fixes and formatting
-	$(RUN) ruff check --fix src tests benchmarks hatch_build.py
-	$(RUN) ruff format src tests benchmarks hatch_build.py
+	$(RUN) ruff check --fix src tests benchmarks scripts hatch_build.py
+	$(RUN) ruff format src tests benchmarks scripts hatch_build.py
 
 typecheck: sync ## pyright (strict on src/)
 	$(RUN) pyright

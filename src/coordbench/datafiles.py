@@ -8,10 +8,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["data_file"]
+__all__ = ["collector_file", "data_file"]
 
 _PACKAGED = Path(__file__).parent / "data"
-_REPOSITORY = Path(__file__).resolve().parents[2] / "data"
+_ROOT = Path(__file__).resolve().parents[2]
+_REPOSITORY = _ROOT / "data"
+
+
+def collector_file(name: str) -> Path:
+    """The path of a bundled collector configuration (``rotel.env``): ``collector/`` or the wheel's data.
+
+    Raises:
+        FileNotFoundError: If neither layout has it.
+    """
+    for path in (_PACKAGED / name, _ROOT / "collector" / name):
+        if path.is_file():
+            return path
+    raise FileNotFoundError(f"collector file {name!r} not found in {_PACKAGED} or {_ROOT / 'collector'}")
 
 
 def data_file(name: str) -> Path:

@@ -28,6 +28,7 @@ from typing import Any, cast
 import httpx
 
 from coordbench.a2a import AgentCallError, Messenger
+from coordbench.datafiles import collector_file
 from coordbench.errors import CoordbenchError
 from coordbench.purple.launcher import TeamProcesses
 from coordbench.purple.team import SHAPES, Team, team_for_shape
@@ -129,17 +130,12 @@ def _rotel(green: str, folder: Path) -> Generator[str]:
         raise DemoError("--collector rotel needs the rotel package: pip install 'coordbench[collector]'") from exc
     agent = Path(cast("Any", rotel).__file__).parent / "rotel-agent"
     http, grpc = free_port(), free_port()
-    env = {
-        **os.environ,
-        "ROTEL_OTLP_HTTP_ENDPOINT": f"127.0.0.1:{http}",
-        "ROTEL_OTLP_GRPC_ENDPOINT": f"127.0.0.1:{grpc}",
-        "ROTEL_EXPORTER": "otlp",
-        "ROTEL_OTLP_EXPORTER_ENDPOINT": green,
-        "ROTEL_OTLP_EXPORTER_PROTOCOL": "http",
-        "ROTEL_DISABLE_BATCHING": "true",
-        "ROTEL_PID_FILE": str(folder / "rotel.pid"),
-        "ROTEL_LOG_FILE": str(folder / "rotel.log"),
-    }
+    values = {"http_port": http, "grpc_port": grpc, "green": green, "folder": folder}
+    env = dict(os.environ)
+    for line in collector_file("rotel.env").read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            key, _, value = line.partition("=")
+            env[key.strip()] = value.strip().format(**values)
     log = folder / "rotel.out"
     with _process([str(agent), "start"], env, log) as process:
         deadline = time.monotonic() + 20
