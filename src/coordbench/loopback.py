@@ -1,4 +1,8 @@
-"""Serving an ASGI app (an A2A agent) on a random loopback port for the length of a test."""
+"""Serving an ASGI app (an A2A agent, an embedded assessor) on a loopback port, on a thread of this process.
+
+Runtime code (``coordbench assess`` runs its embedded green with it); :mod:`coordbench.testing` re-exports
+it for tests.
+"""
 
 from __future__ import annotations
 

@@ -194,4 +194,7 @@ async def test_caller_cancelled_mid_call(
     call = next(s for s in span_exporter.spans() if s.kind is SpanKind.CLIENT)  # already exported: it ended
     assert call.status_code is StatusCode.ERROR
     assert call.attributes[semconv.ERROR_TYPE] == "cancelled"
-    assert call.duration_ms < 400  # ended at the cancel (0.1 s), not when the agent finished (0.5 s)
+    # ended at the cancel, not when the agent finished its 0.5 s of work
+    spans = await span_exporter.wait_for_async(lambda s: any(x.kind is SpanKind.SERVER for x in s))
+    served = next(s for s in spans if s.kind is SpanKind.SERVER)
+    assert call.end_time_unix_nano < served.end_time_unix_nano

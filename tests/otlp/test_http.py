@@ -280,7 +280,11 @@ async def test_too_many_exports_at_once_get_429(start_backend: StartBackend) -> 
 
     async with httpx.AsyncClient() as client:
         first = asyncio.create_task(client.post(f"{backend.url}/v1/traces", content=slow_body(), headers=PROTO))
-        await asyncio.sleep(0.3)  # the first export now holds the only decoding slot
+        deadline = time.monotonic() + 10
+        while "coordbench_exports_inflight 1" not in (await client.get(f"{backend.url}/metrics")).text:
+            assert time.monotonic() < deadline, "the first export never took the decoding slot"
+            await asyncio.sleep(0.01)  # polling a condition, with a deadline
+        # the first export now holds the only decoding slot
         second = await client.post(f"{backend.url}/v1/traces", content=b"", headers=PROTO)
         release.set()
         assert second.status_code == 429
@@ -410,7 +414,10 @@ def test_a_client_gone_mid_body_stores_nothing_and_frees_its_slot(
             f"Content-Type: {PROTO['Content-Type']}\r\nContent-Length: 1000\r\n\r\n"
         )
         gone.sendall(head.encode() + b"\x0a" * 10)
-        time.sleep(0.2)
+        deadline = time.monotonic() + 10
+        while "coordbench_exports_inflight 1" not in httpx.get(f"{backend.url}/metrics").text:
+            assert time.monotonic() < deadline, "the export never started"
+            time.sleep(0.01)
     body = export_request(spans_body()).SerializeToString()
     deadline = time.monotonic() + 10
     while (answer := httpx.post(f"{backend.url}/v1/traces", content=body, headers=PROTO)).status_code == 429:

@@ -18,8 +18,8 @@ from coordbench.a2a import AgentCallError, Messenger
 from coordbench.cli.output import check_writable, write_text
 from coordbench.green import GreenSettings, RequestError, create_green_app
 from coordbench.green.request import validate_request
+from coordbench.loopback import LoopbackServer
 from coordbench.results import results_document, results_text
-from coordbench.testing import LoopbackServer
 
 __all__ = ["assess"]
 

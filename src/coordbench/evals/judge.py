@@ -16,9 +16,10 @@ from typing import Any, Literal, cast
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from coordbench import jsontext
+from coordbench.errors import CoordbenchError
 from coordbench.evals.base import TIER_JUDGEMENT, EvalContext, Evaluator
 from coordbench.evals.coordination import CoordinationResult, assess_coordination
-from coordbench.evals.judge_prompt import JUDGMENT_SCHEMA, build_prompt, find_injections
+from coordbench.evals.judge_prompt import JUDGMENT_SCHEMA, WireJudgment, build_prompt, find_injections
 
 __all__ = ["JudgeResult", "LLMJudgeEvaluator", "rule_judgment"]
 
@@ -64,21 +65,10 @@ class JudgeResult(BaseModel):
     prompt_truncated: bool = False
 
 
-class _Wire(BaseModel):
-    """The model's answer, as the schema demands."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    overall_score: int = Field(ge=0, le=10)
-    coordination_quality: int = Field(ge=0, le=10)
-    task_success: bool
-    reasoning: str = Field(min_length=1)
-    strengths: list[str]
-    weaknesses: list[str]
-
-
-class JudgeUnavailableError(Exception):
+class JudgeUnavailableError(CoordbenchError):
     """The LLM judge could not give a valid judgment (the message says why)."""
+
+    default_message = "the LLM judge is unavailable"
 
 
 def _items(items: list[str]) -> list[str]:
@@ -118,7 +108,7 @@ def rule_judgment(ctx: EvalContext, *, reason: str | None = None, injections: li
     )
 
 
-async def _ask_llm(ctx: EvalContext, messages: list[dict[str, str]]) -> _Wire:
+async def _ask_llm(ctx: EvalContext, messages: list[dict[str, str]]) -> WireJudgment:
     import openai
 
     config = ctx.config.judge
@@ -160,7 +150,7 @@ async def _ask_llm(ctx: EvalContext, messages: list[dict[str, str]]) -> _Wire:
     except ValueError as exc:
         raise JudgeUnavailableError(f"the answer is not JSON: {exc}") from exc
     try:
-        return _Wire.model_validate(data)
+        return WireJudgment.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'answer'}: {e['msg']}" for e in exc.errors()[:3])
         raise JudgeUnavailableError(f"the answer breaks the schema: {problems}") from exc

@@ -14,7 +14,9 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Annotated, Any, Literal, cast
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from coordbench.evals.base import EvalContext
 from coordbench.evals.calls import Call
@@ -25,6 +27,7 @@ __all__ = [
     "JUDGMENT_SCHEMA",
     "REDACTED",
     "JudgePrompt",
+    "WireJudgment",
     "build_prompt",
     "find_injection",
     "find_injections",
@@ -37,25 +40,45 @@ _OMITTED = "left out to keep the prompt within its bound"
 _SUMMARY_LIMIT = 6_000
 """Characters one earlier evaluator's result may take in the prompt before its nested parts go."""
 
-JUDGMENT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "overall_score": {"type": "integer", "enum": list(range(11))},
-        "coordination_quality": {"type": "integer", "enum": list(range(11))},
-        "task_success": {"type": "boolean"},
-        "reasoning": {"type": "string", "pattern": "^[^\\n]{1,600}$"},
-        "strengths": {"type": "array", "items": {"type": "string", "pattern": "^[^\\n]{1,160}$"}, "maxItems": 3},
-        "weaknesses": {"type": "array", "items": {"type": "string", "pattern": "^[^\\n]{1,160}$"}, "maxItems": 3},
-    },
-    "required": ["overall_score", "coordination_quality", "task_success", "reasoning", "strengths", "weaknesses"],
-    "additionalProperties": False,
-}
-"""What the model must answer, within the JSON Schema subset OpenAI's strict mode documents.
+Score = Literal[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+Reasoning = Annotated[str, StringConstraints(pattern=r"^[^\n]{1,600}$")]
+Item = Annotated[str, StringConstraints(pattern=r"^[^\n]{1,160}$")]
 
-Scores are integers 0-10 (divided by 10 afterwards): strict mode and llama.cpp's grammar both
-enforce an ``enum``, while number ranges are not enforced everywhere. Strings are bounded with
-``pattern`` (strict mode rejects ``maxLength``): without a bound, small models repeat a
-sentence until ``max_tokens`` cuts the JSON. Everything is validated again on our side."""
+
+class WireJudgment(BaseModel):
+    """What the model must answer: the one definition the JSON schema sent and the validation share.
+
+    Scores are integers 0-10 (divided by 10 afterwards), as an ``enum``: OpenAI's strict mode and
+    llama.cpp's grammar both enforce one, while number ranges are not enforced everywhere. Strings
+    are bounded with ``pattern`` (strict mode rejects ``maxLength``): without a bound, small models
+    repeat a sentence until ``max_tokens`` cuts the JSON. The answer is validated again on our side
+    against this same model.
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    overall_score: Score
+    coordination_quality: Score
+    task_success: bool
+    reasoning: Reasoning
+    strengths: list[Item] = Field(max_length=3)
+    weaknesses: list[Item] = Field(max_length=3)
+
+
+def _strict(schema: Any) -> Any:
+    """Pydantic's JSON schema, cut to the subset OpenAI's strict mode documents (no titles, defaults or descriptions)."""
+    if isinstance(schema, dict):
+        cleaned = {k: _strict(v) for k, v in cast("dict[str, Any]", schema).items() if k not in ("title", "default", "description")}
+        if cleaned.get("type") == "object":
+            cleaned["required"] = list(cast("dict[str, Any]", cleaned.get("properties", {})))
+        return cleaned
+    if isinstance(schema, list):
+        return [_strict(v) for v in cast("list[Any]", schema)]
+    return schema
+
+
+JUDGMENT_SCHEMA: dict[str, Any] = _strict(WireJudgment.model_json_schema())
+"""The JSON schema of :class:`WireJudgment`, as the judge's ``response_format`` sends it."""
 
 SYSTEM_PROMPT = """You are the judge of a benchmark that measures how well a team of AI agents coordinates \
 over the A2A protocol. You receive a recorded trace of one scenario: the task, who called whom (with \

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from coordbench import jsontext, semconv
+from coordbench.errors import CoordbenchError
 from coordbench.evals import EvalConfig, EvalContext, EvalPipeline, EvalScenario, ScenarioEvaluation, TeamOutcome
 from coordbench.evals.calls import message_text
 from coordbench.otlp import DecodeResult, OtlpDecodeError, decode_json, decode_protobuf
@@ -25,8 +26,10 @@ from coordbench.store.base import completeness_of, subtree_of
 __all__ = ["TraceFileError", "evaluate_spans", "load_spans", "scenario_spans"]
 
 
-class TraceFileError(ValueError):
+class TraceFileError(CoordbenchError, ValueError):
     """A trace file cannot be read (the message says why)."""
+
+    default_message = "cannot read the trace file"
 
 
 def load_spans(path: Path) -> list[SpanData]:

@@ -313,7 +313,7 @@ def _protobuf_span_data(encoded: EncodedSpan) -> SpanData:
 # --- JSON ------------------------------------------------------------------------------------
 
 
-class _Bad(ValueError):
+class _Bad(CoordbenchError, ValueError):
     """One span is malformed (it is rejected; the rest of the request is kept)."""
 
 

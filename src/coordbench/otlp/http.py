@@ -25,6 +25,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from starlette.requests import ClientDisconnect
 
 from coordbench.bodylimit import BodyTooLargeError
+from coordbench.errors import CoordbenchError
 from coordbench.otlp.decode import DecodeResult, OtlpDecodeError, decode_json, decode_protobuf, decode_weight
 from coordbench.otlp.zstd import ZstdBodyError, ZstdTooLargeError, decompress_zstd
 from coordbench.settings import Settings
@@ -40,8 +41,8 @@ CONTENT_JSON = "application/json"
 router = APIRouter()
 
 
-class _TooLarge(Exception):
-    pass
+class _TooLarge(CoordbenchError):
+    default_message = "request body too large"
 
 
 def status_response(http_status: int, code: int, message: str, content_type: str, **headers: str) -> Response:

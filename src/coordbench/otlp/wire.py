@@ -17,14 +17,18 @@ validates it) and use the slices only when they line up with the parsed spans sc
 
 from __future__ import annotations
 
+from coordbench.errors import CoordbenchError
+
 __all__ = ["WireError", "span_slices"]
 
 _LEN = 2  # wire type of length-delimited fields
 _SPAN_TAG = 0x12  # field 2, wire type 2: ScopeSpans.spans
 
 
-class WireError(ValueError):
+class WireError(CoordbenchError, ValueError):
     """The framing is not what this walker handles (malformed, or a deprecated group field)."""
+
+    default_message = "malformed protobuf framing"
 
 
 def _varint(buf: bytes, pos: int) -> tuple[int, int]:

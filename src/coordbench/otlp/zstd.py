@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import zstandard
 
+from coordbench.errors import CoordbenchError
+
 __all__ = ["ZstdBodyError", "ZstdTooLargeError", "decompress_zstd"]
 
 _FRAME_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -21,12 +23,16 @@ _DICT_ID_SIZES = (0, 1, 2, 4)
 _STEP = 1 << 20
 
 
-class ZstdBodyError(ValueError):
+class ZstdBodyError(CoordbenchError, ValueError):
     """The body is not whole, valid zstd."""
 
+    default_message = "not a whole, valid zstd body"
 
-class ZstdTooLargeError(ValueError):
+
+class ZstdTooLargeError(CoordbenchError, ValueError):
     """The body decompresses to more than the limit."""
+
+    default_message = "the zstd body decompresses past the limit"
 
 
 def _frame_end(data: bytes, pos: int) -> int:

@@ -31,6 +31,7 @@ from a2a.utils.errors import InvalidParamsError, UnsupportedOperationError
 from google.protobuf.json_format import MessageToDict
 
 from coordbench.a2a import AgentCallError, Messenger
+from coordbench.errors import CoordbenchError
 from coordbench.instrument import tool_step
 from coordbench.purple.llm import LLMBackend
 from coordbench.purple.memory import ContextMemory, Remembered
@@ -46,8 +47,10 @@ _PACE = {"coordinator": 1.0, "lead": 1.0, "relay": 0.5, "researcher": 3.0, "anal
 _DETAIL_KEYS = ("peers", "task", "from", "consult", "scenario", "role")
 
 
-class MemberFailedError(RuntimeError):
+class MemberFailedError(CoordbenchError):
     """This member is configured to fail (a fault variant)."""
+
+    default_message = "this member is configured to fail"
 
 
 class PurpleAgent(AgentExecutor):

@@ -1,9 +1,14 @@
-"""``coordbench purple`` (serve one member) and ``coordbench team up`` (start a whole team)."""
+"""``coordbench purple`` (serve one member) and ``coordbench team up`` (start a whole team).
+
+Kept apart from :mod:`coordbench.cli` so that ``python -m coordbench.purple`` (what the team
+launcher runs, once per member) imports the purple agent's stack only, not the assessor's.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import signal
 import socket
 import sys
@@ -21,19 +26,24 @@ from coordbench.purple.llm import LLMBackend
 from coordbench.purple.server import PurpleSettings, create_purple_app, register
 from coordbench.purple.team import SHAPES, Team, TeamFileError, load_team, team_for_shape
 
-__all__ = ["purple", "team_app"]
+__all__ = ["main", "purple", "team_app"]
 
 logger = logging.getLogger(__name__)
 
-TeamOption = Annotated[Path | None, typer.Option("--team", help="A team file (TOML, see data/teams/).")]
-ShapeOption = Annotated[
-    str | None, typer.Option("--shape", help=f"Build the team of a shape: {', '.join(SHAPES)} [default star].")
+TeamOption = Annotated[
+    Path | None, typer.Option("--team", envvar="PURPLE_TEAM", help="A team file (TOML, see data/teams/).")
 ]
-SizeOption = Annotated[int, typer.Option("--size", help="Workers in a shaped team (2 to 16).")]
+ShapeOption = Annotated[
+    str | None,
+    typer.Option(
+        "--shape", envvar="PURPLE_SHAPE", help=f"Build the team of a shape: {', '.join(SHAPES)} [default star]."
+    ),
+]
+SizeOption = Annotated[int, typer.Option("--size", envvar="PURPLE_SIZE", help="Workers in a shaped team (2 to 16).")]
 
 
 def _team(console: Console, team: Path | None, shape: str | None, size: int) -> tuple[Team, list[str]]:
-    if team is not None and shape is not None:
+    if team is not None and shape is not None and os.environ.get("PURPLE_SHAPE") != shape:
         console.print("[red]error:[/red] give --team FILE or --shape NAME, not both")
         raise typer.Exit(2)
     try:
@@ -47,7 +57,9 @@ def _team(console: Console, team: Path | None, shape: str | None, size: int) -> 
 
 
 def purple(
-    role: Annotated[str, typer.Option("--role", help="Which member of the team to serve (its name).")],
+    role: Annotated[
+        str, typer.Option("--role", envvar="PURPLE_ROLE", help="Which member of the team to serve (its name).")
+    ],
     team: TeamOption = None,
     shape: ShapeOption = None,
     size: SizeOption = 3,
@@ -155,3 +167,10 @@ def team_up(
         processes.stop()
         signal.signal(signal.SIGTERM, previous)
         console.print(f"team {chosen.name} stopped")
+
+
+def main() -> None:
+    """``python -m coordbench.purple``: serve one member (the same options as ``coordbench purple``)."""
+    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
+    app.command()(purple)
+    app()

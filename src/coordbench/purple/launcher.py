@@ -1,6 +1,6 @@
 """Starting a team: one OS process per member, and stopping every one of them, whatever happens.
 
-Each member runs ``python -m coordbench purple --role NAME ...`` on a free loopback port and
+Each member runs ``python -m coordbench.purple --role NAME ...`` on a free loopback port and
 prints ``READY <url>``. Once all are up, their URLs go into a peers file every member reads
 when it needs a peer it has not heard of. :class:`TeamProcesses` is a context manager: leaving
 it (normally, on an error, or on Ctrl-C) terminates every process it started, then kills any
@@ -119,7 +119,7 @@ class TeamProcesses:
             }
         try:
             for member in self.team.members:
-                command = [sys.executable, "-m", "coordbench", "purple", "--role", member.name, *self.team_args,
+                command = [sys.executable, "-m", "coordbench.purple", "--role", member.name, *self.team_args,
                            "--host", self.host, "--port", "0", "--peers-file", str(self.peers_file)]  # fmt: skip
                 if self.registry:
                     command += ["--registry", self.registry]

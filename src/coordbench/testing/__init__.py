@@ -5,10 +5,10 @@
 - :class:`LoopbackServer`: serve an agent on a random 127.0.0.1 port for a test.
 """
 
+from coordbench.loopback import LoopbackServer, bind_loopback
 from coordbench.spans import SpanData, span_data_from_readable
 from coordbench.spantree import AgentCall, SpanTree
 from coordbench.testing.exporter import RecordingSpanExporter
-from coordbench.testing.server import LoopbackServer, bind_loopback
 
 __all__ = [
     "AgentCall",
