@@ -7,13 +7,12 @@ the extensions it was asked for, and nothing about what the agents say may chang
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable, Iterator
 
 import pytest
-from opentelemetry.sdk.resources import Resource
 from opentelemetry.context import Context
+from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Span, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF, ALWAYS_ON, ParentBased, Sampler
@@ -38,7 +37,6 @@ class _StartedSpans(SpanProcessor):
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
         del parent_context
         self.recording += span.is_recording()
-
 
 
 @pytest.fixture

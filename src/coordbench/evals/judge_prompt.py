@@ -66,9 +66,16 @@ class WireJudgment(BaseModel):
 
 
 def _strict(schema: Any) -> Any:
-    """Pydantic's JSON schema, cut to the subset OpenAI's strict mode documents (no titles, defaults or descriptions)."""
+    """Pydantic's JSON schema, cut to the subset OpenAI's strict mode documents.
+
+    No titles, defaults or descriptions; every property of an object is required.
+    """
     if isinstance(schema, dict):
-        cleaned = {k: _strict(v) for k, v in cast("dict[str, Any]", schema).items() if k not in ("title", "default", "description")}
+        cleaned = {
+            k: _strict(v)
+            for k, v in cast("dict[str, Any]", schema).items()
+            if k not in ("title", "default", "description")
+        }
         if cleaned.get("type") == "object":
             cleaned["required"] = list(cast("dict[str, Any]", cleaned.get("properties", {})))
         return cleaned
