@@ -8,6 +8,7 @@ code.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import shlex
@@ -145,8 +146,19 @@ async def test_the_receiver_sees_a_zero_code_call_chain_complete(
         assert "Traceback" not in process.stop()
     async with httpx.AsyncClient(base_url=backend.url, timeout=30) as http:
         listing = (await http.get("/v1/traces")).json()["traces"]
-        chains = [t for t in listing if {"a", "b", "c"} <= set(t["services"])]
-        assert len(chains) == 1, listing
-        trace = (await http.get(f"/v1/traces/{chains[0]['trace_id']}", params={"wait": 10})).json()
+    chains = [t for t in listing if {"a", "b", "c"} <= set(t["services"])]
+    assert len(chains) == 1, listing
+    # read back as the README says, with curl: the trace once complete (the exporter's batch delay waited out)
+    readme = README.read_text()
+    (line,) = re.findall(r"^curl '(localhost:4318/v1/traces/<trace_id>\?wait=\d+)'", readme, re.M)
+    url = line.replace("localhost:4318", backend.url.removeprefix("http://").rstrip("/"))
+    url = url.replace("<trace_id>", chains[0]["trace_id"])
+    curl = shutil.which("curl")
+    if curl is None:
+        pytest.skip("curl is not installed")
+    command = await asyncio.create_subprocess_exec(curl, "-s", url, stdout=asyncio.subprocess.PIPE)
+    printed, _ = await asyncio.wait_for(command.communicate(), 60)
+    assert command.returncode == 0
+    trace = json.loads(printed)
     assert trace["completeness"]["complete"] is True, trace["completeness"]
     assert trace["completeness"]["unmatched_clients"] == []

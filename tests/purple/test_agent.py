@@ -69,3 +69,43 @@ def test_an_a2a_sdk_03_client_talks_to_a_purple_agent(
     reply = json.loads(out.stdout)
     assert reply["kind"] == "task" and reply["state"] == "completed"
     assert reply["text"].startswith("Draft (writer):")
+
+
+async def test_a_model_writes_the_contribution_and_the_rules_answer_when_it_fails(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Any OpenAI-compatible endpoint (a local one over real HTTP here); a failing one falls back, said why."""
+    import logging
+
+    from coordbench.purple.llm import LLMBackend
+    from support.fake_llm import FakeLLM
+
+    llm = FakeLLM("ok", answer={"note": "the model's draft"})
+    llm.start()
+    try:
+        backend = LLMBackend(llm.base_url, "sk-local-test", "small-model")
+        with LoopbackServer(
+            lambda url: create_purple_app(team_for_shape("star"), "writer", url, pace=0, llm=backend)
+        ) as url:
+            async with Messenger(timeout=30) as messenger:
+                reply = await messenger.send(url, "Draft the launch plan.")
+        assert reply.text.startswith("Writer (writer, small-model):") and "the model's draft" in reply.text
+        (body,) = llm.requests
+        assert body["model"] == "small-model" and "Draft the launch plan." in body["messages"][0]["content"]
+        assert llm.headers[0]["authorization"] == "Bearer sk-local-test"
+        llm.behaviour = "error"
+        with (
+            caplog.at_level(logging.WARNING, logger="coordbench.purple.llm"),
+            LoopbackServer(
+                lambda url: create_purple_app(team_for_shape("star"), "writer", url, pace=0, llm=backend)
+            ) as url,
+        ):
+            async with Messenger(timeout=30) as messenger:
+                fallback = await messenger.send(url, "Draft the launch plan.")
+        assert fallback.text.startswith("Draft (writer):")  # the rules answered
+        assert "failed" in caplog.text and "answering by the rules" in caplog.text
+        assert "sk-local-test" not in caplog.text and "sk-local-test" not in fallback.text
+    finally:
+        llm.stop()
+    assert LLMBackend.from_env({}) is None
+    assert LLMBackend.from_env({"PURPLE_LLM_BASE_URL": "http://x/v1", "PURPLE_LLM_API_KEY": "k"}) is not None
