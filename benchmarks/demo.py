@@ -18,9 +18,12 @@ RUNS = 3
 
 
 def _startup_ms() -> float:
-    """One purple member process from start to ``--help`` exit: the interpreter and imports, no serving."""
+    """One member process as the launcher starts it (``python -m coordbench.purple``), to ``--help`` exit.
+
+    The interpreter and the imports, no serving: what each of the demo's 29 member processes pays first.
+    """
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "coordbench", "purple", "--help"], capture_output=True, check=True)
+    subprocess.run([sys.executable, "-m", "coordbench.purple", "--help"], capture_output=True, check=True)
     return (time.perf_counter() - started) * 1e3
 
 
