@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import json
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from a2a.types import Message
 from google.protobuf.json_format import MessageToDict
@@ -324,18 +324,25 @@ def parse_request(message: Message | None) -> AssessmentRequest:
     return validate_request(document)
 
 
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+def _validated(model: type[ModelT], document: object, what: str, prefix: str = "") -> ModelT:
+    if not isinstance(document, dict):
+        raise RequestError(f"the {what} must be a JSON object, got {type(document).__name__}")
+    try:
+        return model.model_validate(document)
+    except ValidationError as exc:
+        raise RequestError(f"invalid {what}: {_describe(exc, prefix)}") from exc
+
+
 def validate_config(document: object) -> AssessmentConfig:
     """Validate a request's ``config`` on its own (re-evaluating a stored trace needs no participants).
 
     Raises:
         RequestError: With the first few problems, each naming its field.
     """
-    if not isinstance(document, dict):
-        raise RequestError(f"the config must be a JSON object, got {type(document).__name__}")
-    try:
-        return AssessmentConfig.model_validate(document)
-    except ValidationError as exc:
-        raise RequestError(f"invalid config: {_describe(exc, 'config.')}") from exc
+    return _validated(AssessmentConfig, document, "config", "config.")
 
 
 def validate_request(document: object) -> AssessmentRequest:
@@ -346,7 +353,4 @@ def validate_request(document: object) -> AssessmentRequest:
     """
     if not isinstance(document, dict):
         raise RequestError(f"the request must be a JSON object, got {type(document).__name__}")
-    try:
-        return AssessmentRequest.model_validate(document)
-    except ValidationError as exc:
-        raise RequestError(f"invalid assessment request: {_describe(exc)}") from exc
+    return _validated(AssessmentRequest, cast("object", document), "assessment request")
