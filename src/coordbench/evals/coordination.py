@@ -45,13 +45,12 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from itertools import combinations
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from coordbench.evals.base import TIER_JUDGEMENT, EvalContext, Evaluator
-from coordbench.evals.evidence import TeamCall, TeamTrace, apart, depends_on, serialisation
+from coordbench.evals.evidence import COMPARED, TeamCall, TeamTrace, apart, depends_on, serialisation
 from coordbench.evals.text import reference_similarity
 from coordbench.graph.agentgraph import HOST
 
@@ -289,7 +288,13 @@ def _serialised(trace: TeamTrace, requests: Iterable[str]) -> tuple[int, float, 
         work = sorted((c for c in trace.by_request.get(request, []) if c.work), key=_order)
         for i, b in enumerate(work):
             count += 1
-            worst = max((s for a in work[:i] if (s := serialisation(a, b)) is not None), default=0.0)
+            worst = 0.0
+            for a in reversed(work[max(0, i - COMPARED) : i]):  # the latest first: one after another shows at once
+                s = serialisation(a, b)
+                if s is not None and s > worst:
+                    worst = s
+                    if worst >= 1.0:
+                        break
             serial += worst
             if worst > 0:
                 behind.append(b)
@@ -348,9 +353,10 @@ def _makespan(work: list[TeamCall]) -> int:
     """The shortest time the work calls could take: the longest chain of calls that depend on each other."""
     chains: list[int] = []
     for i, b in enumerate(work):
+        first = max(0, i - COMPARED)
         before = [
-            chains[j]
-            for j, a in enumerate(work[:i])
+            chains[first + j]
+            for j, a in enumerate(work[first:i])
             if b.span.start_time_unix_nano >= a.span.end_time_unix_nano and depends_on(b, a)
         ]
         chains.append(b.span.end_time_unix_nano - b.span.start_time_unix_nano + max(before, default=0))
@@ -373,7 +379,8 @@ def _queueing(trace: TeamTrace, hub: str) -> tuple[int, float, list[TeamCall]]:
     incoming = sorted((c for c in trace.calls if c.call.callee == hub and c.server is not None and c.ok), key=_order)
     count, serial = 0, 0.0
     behind: list[TeamCall] = []
-    for a, b in combinations(incoming, 2):
+    pairs = ((a, b) for j, b in enumerate(incoming) for a in incoming[max(0, j - COMPARED) : j])
+    for a, b in pairs:
         same_request = a.request is not None and b.request is not None and a.request.span_id == b.request.span_id
         concurrent = b.span.start_time_unix_nano < a.span.end_time_unix_nano
         if same_request or not concurrent:

@@ -28,6 +28,7 @@ Everything is ordered by start time, then span id, so the same spans give the sa
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ from coordbench.spans import SpanData
 from coordbench.spantree import SpanTree, is_agent_call, is_agent_server_span
 
 __all__ = [
+    "COMPARED",
     "DEPENDENCY_CONTAINMENT",
     "OVERLAP_SLACK",
     "RELAY_NOVELTY",
@@ -53,6 +55,8 @@ DEPENDENCY_CONTAINMENT = 0.25
 """Share of an earlier reply's new trigrams a later request must carry to depend on it."""
 OVERLAP_SLACK = 0.1
 """Share of the shorter call two calls may run apart and still count as side by side (start-up jitter)."""
+COMPARED = 256
+"""A call is compared with at most this many calls started just before it (bounds the work on huge fan-outs)."""
 RELAY_NOVELTY = 0.1
 """A reply with fewer new words than this share (against its callees' replies) is a relay's."""
 _FAILED_STATES = frozenset({"failed", "rejected", "canceled", "cancelled", "auth-required", "unknown"})
@@ -239,10 +243,13 @@ def _is_relay(c: TeamCall, below: Sequence[TeamCall]) -> bool:
     return len(below) == 1 and incoming is not None and below[0].call.digest == incoming
 
 
-def _trigrams(words: Sequence[str]) -> set[tuple[str, ...]]:
+@functools.lru_cache(maxsize=8192)
+def _trigrams(text: str) -> frozenset[tuple[str, ...]]:
+    """The word trigrams of ``text`` (its words themselves when it has fewer than three); cached per text."""
+    words = tokens(text)
     if len(words) < 3:
-        return {tuple(words)} if words else set()
-    return {tuple(words[i : i + 3]) for i in range(len(words) - 2)}
+        return frozenset({tuple(words)} if words else set())
+    return frozenset(tuple(words[i : i + 3]) for i in range(len(words) - 2))
 
 
 def depends_on(later: TeamCall, earlier: TeamCall) -> bool:
@@ -252,10 +259,10 @@ def depends_on(later: TeamCall, earlier: TeamCall) -> bool:
     """
     reply, request = earlier.call.response_text, later.call.request_text
     if reply is not None and request is not None:
-        added = _trigrams(tokens(reply)) - _trigrams(tokens(earlier.call.request_text or ""))
+        added = _trigrams(reply) - _trigrams(earlier.call.request_text or "")
         if not added:
             return False  # the earlier reply brought nothing new that could be carried on
-        carried = added & _trigrams(tokens(request))
+        carried = added & _trigrams(request)
         return len(carried) / len(added) >= DEPENDENCY_CONTAINMENT
     if earlier.call.response_bytes <= 0 or later.call.request_bytes <= 0:
         return True  # nothing to tell by: the benefit of the doubt
