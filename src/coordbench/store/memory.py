@@ -536,12 +536,12 @@ class TraceStore:
 
 
 _LISTED_CHILDREN = 100
-"""Children of a root span read for the listing (an assessment's scenario spans)."""
+"""Root spans, and children of the root, read per listed trace (an assessment's scenario spans): bounded work."""
 
 
 def _describe_roots(trace: _Trace) -> tuple[str | None, str | None, tuple[str, ...]]:
     """The root span's name, and the assessment and scenario ids an assessor's trace records."""
-    roots = [s for s in trace.spans.values() if not s.parent_span_id]
+    roots = list(itertools.islice((s for s in trace.spans.values() if not s.parent_span_id), _LISTED_CHILDREN))
     if not roots:
         return None, None, ()
     try:
