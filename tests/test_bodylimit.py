@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import socket
-import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -20,7 +19,7 @@ import pytest
 
 from coordbench.evals.config import LLM_API_KEY_ENV
 from support.processes import RELAY, AgentProcess
-from test_cli import COMMAND, _wait_ready, free_port
+from test_cli import serving
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc")]
 
@@ -103,17 +102,7 @@ def hostile(url: str, path: str, cap: int, pid: int, bound: int, *, content_type
 
 def test_the_green_caps_every_route(tmp_path: Path, subprocess_env: dict[str, str]) -> None:
     env = {k: v for k, v in subprocess_env.items() if k != LLM_API_KEY_ENV}
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    green = subprocess.Popen(
-        [*COMMAND, "green", "--port", str(port), "--output-dir", str(tmp_path)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        _wait_ready(url, green)
+    with serving("green", "--output-dir", str(tmp_path), env=env) as (url, green):
         httpx.get(f"{url}/.well-known/agent-card.json").raise_for_status()
         # A2A (4 MiB cap) and the registry: three 400 MB bodies at once cost less than 48 MB of peak memory
         hostile(url, "/", 4 * MB, green.pid, 48 * MB)
@@ -122,37 +111,26 @@ def test_the_green_caps_every_route(tmp_path: Path, subprocess_env: dict[str, st
         hostile(url, "/traces", 64 * MB, green.pid, 4 * 64 * MB + 64 * MB)
         hostile(url, "/v1/traces", 64 * MB, green.pid, 4 * 64 * MB + 64 * MB, content_type="application/x-protobuf")
         assert httpx.get(f"{url}/healthz").json() == {"status": "ok"}  # still serving
-    finally:
-        green.terminate()
-        green.communicate(timeout=20)
 
 
 def test_the_receiver_and_an_agent_cap_their_bodies(subprocess_env: dict[str, str], tmp_path: Path) -> None:
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
     env = {**subprocess_env, "COORDBENCH_MAX_BODY_BYTES": str(8 * MB), "COORDBENCH_MAX_REQUEST_BYTES": str(MB)}
-    receiver = subprocess.Popen(
-        [*COMMAND, "receiver", "--port", str(port), "--no-grpc"], env=env, stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
     agent = AgentProcess([sys.executable, RELAY, "--name", "capped"], dict(subprocess_env))
     try:
-        _wait_ready(url, receiver)
-        # the cap is a setting: 8 MiB for exports here, 1 MiB for any other route
-        hostile(url, "/v1/traces", 8 * MB, receiver.pid, 64 * MB, content_type="application/x-protobuf")
-        # a route that does not read bodies answers without reading this one
-        status, sent = send(url, "/v1/metrics", total=HOSTILE, declared=False)
-        assert status == 404 and sent <= 8 * MB
-        # an agent from create_a2a_app: 4 MiB by default, on the JSON-RPC and REST routes alike
-        agent_url = agent.url.rstrip("/")
-        hostile(agent_url, "/", 4 * MB, agent.proc.pid, 48 * MB)
-        hostile(agent_url, "/rest/message:send", 4 * MB, agent.proc.pid, 48 * MB, headers="A2A-Version: 1.0\r\n")
-        # a normal request still works
-        card = httpx.get(f"{agent_url}/.well-known/agent-card.json").json()
-        assert card["name"] == "capped"
+        with serving("receiver", "--no-grpc", env=env) as (url, receiver):
+            # the cap is a setting: 8 MiB for exports here, 1 MiB for any other route
+            hostile(url, "/v1/traces", 8 * MB, receiver.pid, 64 * MB, content_type="application/x-protobuf")
+            # a route that does not read bodies answers without reading this one
+            status, sent = send(url, "/v1/metrics", total=HOSTILE, declared=False)
+            assert status == 404 and sent <= 8 * MB
+            # an agent from create_a2a_app: 4 MiB by default, on the JSON-RPC and REST routes alike
+            agent_url = agent.url.rstrip("/")
+            hostile(agent_url, "/", 4 * MB, agent.proc.pid, 48 * MB)
+            hostile(agent_url, "/rest/message:send", 4 * MB, agent.proc.pid, 48 * MB, headers="A2A-Version: 1.0\r\n")
+            # a normal request still works
+            card = httpx.get(f"{agent_url}/.well-known/agent-card.json").json()
+            assert card["name"] == "capped"
     finally:
-        receiver.terminate()
-        receiver.communicate(timeout=20)
         agent.stop()
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -87,6 +89,21 @@ def test_a_port_in_use_is_one_clear_line(which: str) -> None:
             )
     finally:
         holder.close()
+
+
+@contextlib.contextmanager
+def serving(*args: str, env: dict[str, str]) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """``coordbench ARGS --port P`` on a free loopback port while the block runs: its URL and process."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    proc = subprocess.Popen([*COMMAND, *args, "--port", str(port)], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        _wait_ready(url, proc)
+        yield url, proc
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=20)
 
 
 def _wait_ready(url: str, proc: subprocess.Popen[str]) -> None:

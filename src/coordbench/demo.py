@@ -35,7 +35,16 @@ from coordbench.purple.team import SHAPES, Team, team_for_shape
 from coordbench.report import render_comparison
 from coordbench.results import results_document, results_text
 
-__all__ = ["DEMO_CONFIG", "DemoError", "DemoRun", "TeamResult", "free_port", "run_demo", "shaped_teams"]
+__all__ = [
+    "DEMO_CONFIG",
+    "DemoError",
+    "DemoRun",
+    "TeamResult",
+    "free_port",
+    "rotel_settings",
+    "run_demo",
+    "shaped_teams",
+]
 
 DEMO_CONFIG: dict[str, Any] = {"trace_quiet": 0.5, "trace_timeout": 10, "timeout": 120}
 """The assessment config the demo sends (the bundled live scenarios, quick trace waits)."""
@@ -121,6 +130,17 @@ def _wait_healthy(url: str, process: subprocess.Popen[bytes], log: Path, timeout
     raise DemoError(f"the green did not answer at {url} within {timeout:g} s")
 
 
+def rotel_settings(*, http_port: int, grpc_port: int, green: str, folder: Path) -> dict[str, str]:
+    """The rotel collector's variables (``collector/rotel.env``) for these ports, this green and this folder."""
+    values = {"http_port": http_port, "grpc_port": grpc_port, "green": green, "folder": folder}
+    settings: dict[str, str] = {}
+    for line in collector_file("rotel.env").read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            key, _, value = line.partition("=")
+            settings[key.strip()] = value.strip().format(**values)
+    return settings
+
+
 @contextmanager
 def _rotel(green: str, folder: Path) -> Generator[str]:
     """The rotel collector (PyPI ``rotel``) relaying OTLP/HTTP to the green; yields its endpoint."""
@@ -129,13 +149,8 @@ def _rotel(green: str, folder: Path) -> Generator[str]:
     except ImportError as exc:
         raise DemoError("--collector rotel needs the rotel package: pip install 'coordbench[collector]'") from exc
     agent = Path(cast("Any", rotel).__file__).parent / "rotel-agent"
-    http, grpc = free_port(), free_port()
-    values = {"http_port": http, "grpc_port": grpc, "green": green, "folder": folder}
-    env = dict(os.environ)
-    for line in collector_file("rotel.env").read_text(encoding="utf-8").splitlines():
-        if line.strip() and not line.lstrip().startswith("#"):
-            key, _, value = line.partition("=")
-            env[key.strip()] = value.strip().format(**values)
+    http = free_port()
+    env = {**os.environ, **rotel_settings(http_port=http, grpc_port=free_port(), green=green, folder=folder)}
     log = folder / "rotel.out"
     with _process([str(agent), "start"], env, log) as process:
         deadline = time.monotonic() + 20

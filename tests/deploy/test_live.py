@@ -27,6 +27,7 @@ import httpx
 import pytest
 import yaml
 
+from coordbench.demo import rotel_settings
 from coordbench.evals.config import LLM_API_KEY_ENV
 from support.otlp_sink import OtlpSink
 
@@ -79,13 +80,8 @@ def stack(tmp_path: Path, otlp_sink: OtlpSink, subprocess_env: dict[str, str]) -
 
     agent = Path(rotel.__file__).parent / "rotel-agent"
     # the demo's rotel settings (collector/rotel.env), pointed at this stack's green
-    rotel_env = dict(base)
-    values = {"http_port": rotel_http, "grpc_port": _free(), "green": f"http://127.0.0.1:{ports['green']}",
-              "folder": tmp_path}  # fmt: skip
-    for line in (ROOT / "collector" / "rotel.env").read_text().splitlines():
-        if line.strip() and not line.startswith("#"):
-            key, _, value = line.partition("=")
-            rotel_env[key] = value.format(**values)
+    rotel_env = {**base, **rotel_settings(http_port=rotel_http, grpc_port=_free(),
+                                          green=f"http://127.0.0.1:{ports['green']}", folder=tmp_path)}  # fmt: skip
     processes.append(subprocess.Popen([str(agent), "start"], env=rotel_env))
     commands: dict[str, tuple[list[str], dict[str, str]]] = {}
     for name, service in services.items():

@@ -12,7 +12,7 @@ import pytest
 
 from coordbench.evals.config import LLM_API_KEY_ENV
 from support.processes import AgentProcess
-from test_cli import COMMAND, _wait_ready, free_port
+from test_cli import COMMAND, free_port, serving
 
 pytestmark = pytest.mark.slow
 
@@ -25,17 +25,7 @@ def test_green_assess_and_evaluate(
     tmp_path: Path, start_participant: object, processes: list[AgentProcess], subprocess_env: dict[str, str]
 ) -> None:
     env = {k: v for k, v in subprocess_env.items() if k != LLM_API_KEY_ENV}
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    green = subprocess.Popen(
-        [*COMMAND, "green", "--port", str(port), "--output-dir", str(tmp_path / "green-output")],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        _wait_ready(url, green)
+    with serving("green", "--output-dir", str(tmp_path / "green-output"), env=env) as (url, _green):
         coordinator = start_participant("coordinator", url, behaviour="fanout")  # type: ignore[operator]
         worker = start_participant("worker", url)  # type: ignore[operator]
         config = tmp_path / "config.json"
@@ -97,9 +87,6 @@ def test_green_assess_and_evaluate(
         trace_file.write_text(httpx.get(f"{url}/v1/traces/{entry['trace_id']}").text)
         from_file = run("evaluate", str(trace_file), "--config", str(config), env=env)
         assert from_file.stdout == replay.stdout
-    finally:
-        green.terminate()
-        green.communicate(timeout=20)
 
 
 def test_embedded_assess_with_the_endpoint_in_the_shell_keeps_its_spans_to_itself(

@@ -53,6 +53,7 @@ from coordbench.evals.base import TIER_JUDGEMENT, EvalContext, Evaluator
 from coordbench.evals.evidence import COMPARED, TeamCall, TeamTrace, apart, depends_on, serialisation
 from coordbench.evals.text import reference_similarity
 from coordbench.graph.agentgraph import HOST
+from coordbench.spans import SpanData, StatusCode
 
 __all__ = [
     "PROCESS_WEIGHTS",
@@ -363,10 +364,10 @@ def _makespan(work: list[TeamCall]) -> int:
     return max(chains, default=0)
 
 
-def _dominance(trace: TeamTrace, hub: str) -> tuple[float, int]:
+def _dominance(trace: TeamTrace, requests: list[SpanData]) -> tuple[float, int]:
     """The hub's own time over its own time plus the shortest time of the work it waited for."""
     own = needed = 0
-    for request in trace.requests_of(hub):
+    for request in requests:
         work = sorted((c for c in trace.by_request.get(request.span_id, []) if c.work), key=_order)
         busy = _union([(c.span.start_time_unix_nano, c.span.end_time_unix_nano) for c in work])
         own += max(0, request.end_time_unix_nano - request.start_time_unix_nano - busy)
@@ -416,7 +417,8 @@ def _bottleneck(trace: TeamTrace, hubs: list[str]) -> Part:
     figures: dict[str, float | int] = {}
     for hub in hubs:
         penalties: list[float] = []
-        calls, serial, serial_calls = _serialised(trace, [r.span_id for r in trace.requests_of(hub)])
+        requests = trace.requests_of(hub)
+        calls, serial, serial_calls = _serialised(trace, [r.span_id for r in requests])
         if serial > 0:
             penalties.append(serial / calls)
             fired.add("hub_serialises")
@@ -428,7 +430,7 @@ def _bottleneck(trace: TeamTrace, hubs: list[str]) -> Part:
             fired.add("requests_queue")
             evidence.append(f"concurrent requests queued on {hub} ({queued:.2f} over {queued_pairs} pairs)")
             behind += queued_calls
-        share, own_ns = _dominance(trace, hub)
+        share, own_ns = _dominance(trace, requests)
         figures[f"{hub}.own_share"] = share
         if share > DOMINANCE_THRESHOLD:
             penalties.append((share - DOMINANCE_THRESHOLD) / (1 - DOMINANCE_THRESHOLD))
@@ -536,7 +538,7 @@ def _propagated(failed: TeamCall, trace: TeamTrace) -> bool:
     if request is None:
         return failed.by_host
     answered = [c for c in trace.calls if c.server is not None and c.server.span_id == request.span_id]
-    return request.status_code.name == "ERROR" or any(not c.ok for c in answered)
+    return request.status_code is StatusCode.ERROR or any(not c.ok for c in answered)
 
 
 def _information(trace: TeamTrace) -> Part:

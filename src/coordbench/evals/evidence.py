@@ -33,6 +33,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from coordbench import semconv
 from coordbench.evals.calls import Call, calls_of
 from coordbench.evals.textsim import tokens
 from coordbench.spans import SpanData
@@ -239,7 +240,7 @@ def _is_relay(c: TeamCall, below: Sequence[TeamCall]) -> bool:
             return False
         known = {w for text in answers for w in tokens(text)}
         return len(words - known) / len(words) < RELAY_NOVELTY
-    incoming = c.call.digest or (c.server.attribute_str("a2a.message.digest") if c.server is not None else None)
+    incoming = c.call.digest or (c.server.attribute_str(semconv.A2A_MESSAGE_DIGEST) if c.server is not None else None)
     return len(below) == 1 and incoming is not None and below[0].call.digest == incoming
 
 

@@ -8,7 +8,7 @@ coordinator also plans (one sub-task per delegate) and merges.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from coordbench.purple.text import extract, key_terms, numbers, risks, sentences, words
@@ -172,8 +172,3 @@ def merge(name: str, work: Work, own: str = "") -> str:
     if summary:
         parts.append("Summary: " + " ".join(summary))
     return "\n\n".join(parts)
-
-
-def describe_roles(roles: Mapping[str, str] | None = None) -> str:
-    """One line per role: ``role: what it does``."""
-    return "\n".join(f"{role}: {what}" for role, what in (roles or ROLES).items())
