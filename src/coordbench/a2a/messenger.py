@@ -11,13 +11,14 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 from a2a.client import Client, ClientConfig, ClientFactory
 from a2a.client.card_resolver import A2ACardResolver
+from a2a.client.errors import A2AClientTimeoutError, AgentCardResolutionError
 from a2a.helpers import new_data_part, new_text_part
 from a2a.types import AgentCard, Artifact, GetTaskRequest, Message, Part, Role, SendMessageRequest, Task, TaskState
 from google.protobuf.json_format import MessageToDict
@@ -26,7 +27,7 @@ from coordbench.errors import CoordbenchError
 from coordbench.instrument._payload import FINAL_STATES, ends_stream
 from coordbench.urls import redact_urls_in
 
-__all__ = ["DEFAULT_TIMEOUT", "AgentCallError", "Messenger", "Reply"]
+__all__ = ["DEFAULT_TIMEOUT", "ERROR_KINDS", "AgentCallError", "Messenger", "Reply", "error_kind"]
 
 logger = logging.getLogger(__name__)
 
@@ -34,10 +35,48 @@ DEFAULT_TIMEOUT = 300.0
 """Seconds a call may take end to end (the AgentBeats templates' default)."""
 
 
+ERROR_KINDS = ("connection", "timeout", "auth", "card", "protocol", "malformed_reply")
+"""What an :class:`AgentCallError` can be, from the transport up: the agent could not be reached,
+did not answer in time, refused the credentials (HTTP 401/403), had no valid card, broke the
+A2A protocol (an HTTP or JSON-RPC error), or answered with something that is not an A2A reply."""
+
+
 class AgentCallError(CoordbenchError):
-    """A call to an agent failed: unreachable, no card, timed out, or a protocol error."""
+    """A call to an agent failed: unreachable, no card, timed out, or a protocol error.
+
+    Attributes:
+        kind: One of :data:`ERROR_KINDS`.
+    """
 
     default_message = "the agent call failed"
+
+    def __init__(self, message: str | None = None, *, kind: str = "protocol") -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def error_kind(exc: BaseException) -> str:
+    """Classify a failed call by the first cause in ``exc``'s chain that says what went wrong.
+
+    Returns:
+        One of :data:`ERROR_KINDS`.
+    """
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, AgentCallError) and seen is not exc:
+            return seen.kind
+        if isinstance(seen, httpx.HTTPStatusError):
+            return "auth" if seen.response.status_code in {401, 403} else "protocol"
+        if isinstance(seen, AgentCardResolutionError) and seen.status_code in {401, 403}:
+            return "auth"
+        if isinstance(seen, TimeoutError | httpx.TimeoutException | A2AClientTimeoutError):
+            return "timeout"
+        if isinstance(seen, httpx.TransportError):
+            return "connection"
+        if isinstance(seen, ValueError) and "JSON" in str(seen):
+            return "malformed_reply"
+        seen = seen.__cause__ or seen.__context__
+    return "protocol"
 
 
 def _state_name(state: int) -> str:
@@ -59,6 +98,7 @@ class Reply:
         task_id: The task, if one was created.
         context_id: The conversation.
         duration_ms: How long the call took.
+        metadata: The metadata of the reply message or task (token usage, for instance).
     """
 
     state: str
@@ -67,6 +107,7 @@ class Reply:
     task_id: str = ""
     context_id: str = ""
     duration_ms: float = 0.0
+    metadata: dict[str, Any] = field(default_factory=dict[str, Any])
 
     @property
     def ok(self) -> bool:
@@ -96,6 +137,9 @@ class Messenger:
         token: Bearer token sent to every agent (``Authorization: Bearer ...``); never logged.
         streaming: Stream responses when the agent supports it.
         headers: Extra HTTP headers for every request.
+        verify_tls: Verify the agents' TLS certificates.
+        event_hooks: httpx event hooks (``{"request": [...], "response": [...]}``), called for
+            every HTTP exchange, agent cards included.
 
     Use as an async context manager, or call :meth:`close` when done.
     """
@@ -107,13 +151,20 @@ class Messenger:
         token: str | None = None,
         streaming: bool = True,
         headers: Mapping[str, str] | None = None,
+        verify_tls: bool = True,
+        event_hooks: Mapping[str, list[Callable[..., Any]]] | None = None,
     ) -> None:
         all_headers = dict(headers or {})
         if token:
             all_headers["Authorization"] = f"Bearer {token}"
         self.timeout = timeout
         self.streaming = streaming
-        self._http = httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)), headers=all_headers)
+        self._http = httpx.AsyncClient(
+            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
+            headers=all_headers,
+            verify=verify_tls,
+            event_hooks={name: list(hooks) for name, hooks in (event_hooks or {}).items()},
+        )
         self._clients: dict[str, Client] = {}
         self._cards: dict[str, AgentCard] = {}
         self._locks: dict[str, asyncio.Lock] = {}
@@ -136,7 +187,11 @@ class Messenger:
                 try:
                     card = await A2ACardResolver(self._http, url).get_agent_card()
                 except Exception as exc:
-                    raise AgentCallError(redact_urls_in(f"cannot read the agent card at {url}: {exc}")) from exc
+                    kind = error_kind(exc)
+                    raise AgentCallError(
+                        redact_urls_in(f"cannot read the agent card at {url}: {exc}"),
+                        kind=kind if kind in {"connection", "timeout", "auth"} else "card",
+                    ) from exc
                 config = ClientConfig(streaming=self.streaming, httpx_client=self._http)
                 self._cards[url] = card
                 client = self._clients[url] = ClientFactory(config).create(card)
@@ -157,6 +212,7 @@ class Messenger:
         text: str | None = None,
         *,
         data: Any = None,
+        parts: Sequence[Part] = (),
         context_id: str | None = None,
         new_conversation: bool = False,
         on_status: Callable[[str, str], Any] | None = None,
@@ -167,6 +223,7 @@ class Messenger:
             url: The agent's base URL (its card is read from there once, then cached).
             text: The text part.
             data: A JSON-serialisable data part.
+            parts: Further parts, after the text and data parts.
             context_id: The conversation to continue (default: the last one with ``url``,
                 unless ``new_conversation``).
             new_conversation: Start a new conversation with ``url``.
@@ -179,29 +236,34 @@ class Messenger:
         Raises:
             AgentCallError: The agent is unreachable, has no valid card, timed out, or broke
                 the protocol.
-            ValueError: Neither text nor data was given.
+            ValueError: No text, data or part was given.
         """
-        if text is None and data is None:
+        if text is None and data is None and not parts:
             raise ValueError("a message needs text or data")
-        parts: list[Part] = []
+        all_parts: list[Part] = []
         if text is not None:
-            parts.append(new_text_part(text))
+            all_parts.append(new_text_part(text))
         if data is not None:
-            parts.append(new_data_part(data))
+            all_parts.append(new_data_part(data))
+        all_parts.extend(parts)
         if context_id is None and not new_conversation:
             context_id = self._contexts.get(url)
-        message = Message(role=Role.ROLE_USER, parts=parts, message_id=str(uuid.uuid4()), context_id=context_id or "")
+        message = Message(role=Role.ROLE_USER, parts=all_parts, message_id=str(uuid.uuid4()), context_id=context_id or "")
         started = time.perf_counter()
         try:
             async with asyncio.timeout(self.timeout):
                 client = await self._client(url)
                 reply = await self._exchange(client, SendMessageRequest(message=message), on_status)
         except TimeoutError as exc:
-            raise AgentCallError(redact_urls_in(f"{url} did not answer within {self.timeout:g} s")) from exc
+            raise AgentCallError(
+                redact_urls_in(f"{url} did not answer within {self.timeout:g} s"), kind="timeout"
+            ) from exc
         except AgentCallError:
             raise
         except Exception as exc:
-            raise AgentCallError(redact_urls_in(f"call to {url} failed: {type(exc).__name__}: {exc}")) from exc
+            raise AgentCallError(
+                redact_urls_in(f"call to {url} failed: {type(exc).__name__}: {exc}"), kind=error_kind(exc)
+            ) from exc
         reply.duration_ms = (time.perf_counter() - started) * 1e3
         if reply.context_id:
             self._contexts[url] = reply.context_id
@@ -213,6 +275,7 @@ class Messenger:
         texts: list[str] = []
         data: list[Any] = []
         status_texts: list[str] = []
+        metadata: dict[str, Any] = {}
         task: Task | None = None
         state: int | None = None
         task_id = context_id = ""
@@ -220,13 +283,22 @@ class Messenger:
             kind = event.WhichOneof("payload")
             if kind == "message":
                 _collect(event.message.parts, texts, data)
-                return Reply("message", "\n".join(texts), data, event.message.task_id, event.message.context_id)
+                return Reply(
+                    "message",
+                    "\n".join(texts),
+                    data,
+                    event.message.task_id,
+                    event.message.context_id,
+                    metadata=MessageToDict(event.message.metadata),
+                )
             if kind == "task":
                 task = event.task
                 task_id, context_id, state = task.id, task.context_id, task.status.state
+                metadata.update(MessageToDict(task.metadata))
             elif kind == "status_update":
                 update = event.status_update
                 task_id, context_id, state = update.task_id, update.context_id, update.status.state
+                metadata.update(MessageToDict(update.metadata))
                 if update.status.HasField("message"):
                     status_texts = []
                     _collect(update.status.message.parts, status_texts, [])
@@ -246,12 +318,13 @@ class Messenger:
             # the stream ended early (or the agent does not stream): read the task once
             task = await client.get_task(GetTaskRequest(id=task_id))
             state = task.status.state
+            metadata.update(MessageToDict(task.metadata))
             texts, data = [], []
             _from_artifacts(task.artifacts, texts, data)
         if state is None:
-            raise AgentCallError("the agent sent no task and no message")
+            raise AgentCallError("the agent sent no task and no message", kind="malformed_reply")
         text = "\n".join(texts) if texts or data else "\n".join(status_texts)
-        return Reply(_state_name(state), text, data, task_id, context_id)
+        return Reply(_state_name(state), text, data, task_id, context_id, metadata=metadata)
 
     def reset(self) -> None:
         """Forget the conversations (the next message to each agent starts a new one)."""

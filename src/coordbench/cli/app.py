@@ -16,6 +16,7 @@ from coordbench.cli.green import green
 from coordbench.cli.groundtruth import groundtruth
 from coordbench.cli.receiver import receiver
 from coordbench.cli.report import report
+from coordbench.cli.tau2 import tau2
 from coordbench.purple.cli import purple, team_app
 from coordbench.urls import RedactUrlsFilter
 
@@ -37,6 +38,11 @@ app.command("receiver")(receiver)
 app.command("groundtruth")(groundtruth)
 app.command("purple")(purple)
 app.command("report")(report)
+app.command(
+    "tau2",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []},
+    add_help_option=False,
+)(tau2)
 app.add_typer(team_app, name="team")
 
 err = Console(stderr=True)

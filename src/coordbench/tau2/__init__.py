@@ -1,0 +1,11 @@
+"""tau2-bench and A2A: tau2 evaluating remote A2A agents, and tau2 evaluations offered over A2A.
+
+Needs the extra ``coordbench[tau2]`` (and ``coordbench[adk]`` for the evaluation service).
+The modules that import tau2 are imported on use: ``coordbench.tau2.agent`` (the
+``a2a_agent``), ``coordbench.tau2.translate`` (tau2 messages to A2A parts and back),
+``coordbench.tau2.cli`` (``coordbench tau2 ...``) and ``coordbench.tau2.service`` (the ADK agent).
+"""
+
+from coordbench.tau2.config import A2AConfig
+
+__all__ = ["A2AConfig"]

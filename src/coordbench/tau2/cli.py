@@ -1,0 +1,226 @@
+"""``coordbench tau2 ...``: tau2's own command line, with ``a2a_agent`` and its ``--a2a-*`` flags.
+
+Every argument other than ``--a2a-*`` goes to tau2's CLI unchanged, so every tau2 flag, agent
+and subcommand behaves as with ``tau2`` itself. With ``run --agent a2a_agent``, before tau2
+starts: the settings are validated, the agent's card is read (a missing or invalid card stops
+here, with exit code 2), the settings join ``--agent-llm-args`` (where tau2 records them; the
+token never does), and a ``--save-to`` name is chosen when none is given. After the run, the
+protocol metrics are written next to tau2's results as ``<save-to>_a2a_metrics.json``.
+
+With ``OTEL_EXPORTER_OTLP_ENDPOINT`` (or ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``) set, the run
+is traced: one trace whose root is the ``tau2 run`` span of service ``tau2``, and one A2A call
+span per request, which the agent's own spans join through W3C trace context.
+"""
+
+# tau2 ships no type information: its modules are untyped to pyright.
+# pyright: reportUnknownMemberType=false, reportUnknownVariableType=false, reportUnknownArgumentType=false
+# pyright: reportMissingTypeStubs=false
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from opentelemetry import trace
+from rich.console import Console
+
+from coordbench.a2a import AgentCallError
+from coordbench.errors import ConfigurationError
+from coordbench.tau2.config import LLM_ARGS_KEYS, TOKEN_ENV, A2AConfig
+from coordbench.urls import redact_url
+
+__all__ = ["SERVICE_NAME", "main"]
+
+logger = logging.getLogger(__name__)
+
+SERVICE_NAME = "tau2"
+"""``service.name`` of the driver's spans: the tau2 node of the agent graph."""
+
+_err = Console(stderr=True)
+
+
+def _a2a_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--a2a-endpoint")
+    parser.add_argument("--a2a-auth-token")
+    parser.add_argument("--a2a-timeout", type=float)
+    parser.add_argument("--a2a-no-verify-tls", action="store_true")
+    return parser
+
+
+def _tau2_peek() -> argparse.ArgumentParser:
+    """The tau2 flags this wrapper reads (tau2 still gets and parses them)."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--agent")
+    parser.add_argument("--agent-llm-args")
+    parser.add_argument("--save-to")
+    parser.add_argument("--results-dir")
+    parser.add_argument("--domain", "-d")
+    return parser
+
+
+class UsageError(ConfigurationError):
+    """The command line cannot be run as given."""
+
+
+def _replace_flag(args: list[str], flag: str, value: str) -> list[str]:
+    out: list[str] = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+            continue
+        if arg == flag:
+            skip = True
+            continue
+        if arg.startswith(flag + "="):
+            continue
+        out.append(arg)
+    return [*out, flag, value]
+
+
+def _results_dir(peek: argparse.Namespace) -> Path:
+    if peek.results_dir:
+        return Path(peek.results_dir)
+    from tau2.utils.utils import DATA_DIR
+
+    return Path(DATA_DIR) / "simulations"
+
+
+def _prepare(a2a: argparse.Namespace, rest: list[str]) -> tuple[A2AConfig, list[str], argparse.Namespace]:
+    peek, _ = _tau2_peek().parse_known_args(rest)
+    if not a2a.a2a_endpoint:
+        raise UsageError("--agent a2a_agent needs --a2a-endpoint URL (the agent's base URL, where its card is)")
+    token = a2a.a2a_auth_token or os.environ.get(TOKEN_ENV) or None
+    values: dict[str, Any] = {
+        "endpoint": a2a.a2a_endpoint,
+        "auth_token": token,
+        "verify_tls": not a2a.a2a_no_verify_tls,
+    }
+    if a2a.a2a_timeout is not None:
+        values["timeout"] = a2a.a2a_timeout
+    config = A2AConfig.create(**values)
+    try:
+        llm_args = json.loads(peek.agent_llm_args) if peek.agent_llm_args else {}
+    except ValueError as exc:
+        raise UsageError(f"--agent-llm-args must be a JSON object: {exc}") from None
+    if not isinstance(llm_args, dict):
+        raise UsageError("--agent-llm-args must be a JSON object")
+    clashing = sorted(set(llm_args) & set(LLM_ARGS_KEYS))
+    if clashing:
+        raise UsageError(f"give {', '.join(clashing)} with the --a2a-* flags, not in --agent-llm-args")
+    peek.agent_llm_args = {**llm_args, **config.llm_args()}
+    if not peek.save_to:
+        peek.save_to = f"a2a_{peek.domain or 'run'}_{time.strftime('%Y%m%d-%H%M%S')}_{os.getpid()}"
+        rest = [*rest, "--save-to", peek.save_to]
+    saved = _results_dir(peek) / f"{peek.save_to}.json"
+    if saved.exists() and not sys.stdin.isatty():
+        raise UsageError(f"{saved} exists and tau2 would ask whether to resume it; choose another --save-to")
+    return config, rest, peek
+
+
+def _tracing_requested() -> bool:
+    return any(
+        os.environ.get(v, "").strip() for v in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+    )
+
+
+def _run_a2a(a2a: argparse.Namespace, rest: list[str]) -> int:
+    from tau2 import cli as tau2_cli
+
+    from coordbench.tau2.agent import close_run, open_run
+    from coordbench.tau2.bridge import BRIDGE
+    from coordbench.tau2.metrics import run_report
+
+    config, rest, peek = _prepare(a2a, rest)
+    provider = None
+    if _tracing_requested():
+        from coordbench.instrument import A2AInstrumentor
+        from coordbench.telemetry import configure_tracing
+
+        provider = configure_tracing(SERVICE_NAME)
+        A2AInstrumentor().instrument(tracer_provider=provider)
+    try:
+        agent_name = BRIDGE.agent_name(config)
+    except AgentCallError as exc:
+        raise UsageError(f"cannot use {redact_url(config.endpoint)} as the agent ({exc.kind}): {exc}") from None
+    _err.print(f"a2a_agent: {agent_name} at {redact_url(config.endpoint)}")
+    tracer = trace.get_tracer("coordbench.tau2")
+    with tracer.start_as_current_span(
+        "tau2 run",
+        attributes={"tau2.domain": peek.domain or "", "tau2.save_to": peek.save_to, "a2a.agent.name": agent_name},
+    ) as span:
+        run = open_run(config.token, trace.set_span_in_context(span))
+        rest = _replace_flag(rest, "--agent-llm-args", json.dumps({**peek.agent_llm_args, "a2a_run": run.run_id}))
+        trace_id = format(span.get_span_context().trace_id, "032x") if span.get_span_context().is_valid else None
+        argv = sys.argv
+        sys.argv = ["tau2", *rest]
+        try:
+            tau2_cli.main()
+        finally:
+            sys.argv = argv
+            close_run(run)
+    results = _results_dir(peek) / f"{peek.save_to}.json"
+    simulations: list[dict[str, Any]] = []
+    if results.exists():
+        simulations = json.loads(results.read_text(encoding="utf-8")).get("simulations", [])
+    report = run_report(
+        simulations, run.book, endpoint=redact_url(config.endpoint), agent=agent_name, trace_id=trace_id
+    )
+    out = results.with_name(f"{peek.save_to}_a2a_metrics.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+    totals = report["totals"]
+    _err.print(
+        f"A2A: {totals['requests']} requests, {totals['latency_ms']:.0f} ms in calls, "
+        f"{totals['transport_errors']} transport and {totals['reasoning_errors']} reasoning errors; metrics: {out}"
+    )
+    if trace_id:
+        _err.print(f"trace id: {trace_id}")
+    BRIDGE.close()
+    if provider is not None:
+        provider.force_flush()
+    return 0
+
+
+def main(argv: Sequence[str]) -> int:
+    """Run tau2's CLI with ``a2a_agent`` registered; see the module docstring.
+
+    Args:
+        argv: The arguments after ``coordbench tau2``.
+
+    Returns:
+        The exit code: 0, or 2 for a command line that cannot run.
+    """
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm would fetch its price map at import
+    a2a, rest = _a2a_parser().parse_known_args(list(argv))
+    from coordbench.tau2.agent import AGENT_NAME, register
+
+    register()
+    peek, _ = _tau2_peek().parse_known_args(rest)
+    uses_a2a = bool(rest) and rest[0] == "run" and peek.agent == AGENT_NAME
+    given = [flag for flag, value in vars(a2a).items() if value not in (None, False)]
+    try:
+        if given and not uses_a2a:
+            raise UsageError(f"--{given[0].replace('_', '-')} applies to `run --agent {AGENT_NAME}` only")
+        if uses_a2a:
+            return _run_a2a(a2a, rest)
+    except ConfigurationError as exc:
+        _err.print(f"[red]error:[/red] {exc}")
+        return 2
+    argv_before = sys.argv
+    sys.argv = ["tau2", *rest]
+    try:
+        from tau2 import cli as tau2_cli
+
+        tau2_cli.main()
+    finally:
+        sys.argv = argv_before
+    return 0
