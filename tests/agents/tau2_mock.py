@@ -117,21 +117,96 @@ class MockDomainExecutor(AgentExecutor):
         raise NotImplementedError
 
 
-class _BearerOnly(BaseHTTPMiddleware):
-    def __init__(self, app: Any, token: str) -> None:
+class Wire:
+    """The bytes of every JSON-RPC exchange, counted on the server's side of the socket."""
+
+    def __init__(self) -> None:
+        self.request_bytes = 0
+        self.response_bytes = 0
+        self.posts = 0
+
+
+class _Guard(BaseHTTPMiddleware):
+    """Counts message bytes; with a token, refuses messages without it (the card stays public)."""
+
+    def __init__(self, app: Any, token: str | None, wire: Wire) -> None:
         super().__init__(app)
         self.token = token
+        self.wire = wire
 
     async def dispatch(self, request: Request, call_next: Any) -> Response:
-        if request.headers.get("authorization") != f"Bearer {self.token}":
-            return JSONResponse({"error": "missing or wrong bearer token"}, status_code=401)
-        return await call_next(request)
+        if request.method != "POST":
+            return await call_next(request)
+        body = await request.body()
+        self.wire.posts += 1
+        self.wire.request_bytes += len(body)
+        if self.token is not None and request.headers.get("authorization") != f"Bearer {self.token}":
+            refused = JSONResponse({"error": "missing or wrong bearer token"}, status_code=401)
+            self.wire.response_bytes += len(refused.body)
+            return refused
+        response = await call_next(request)
+        chunks = [chunk async for chunk in response.body_iterator]  # type: ignore[attr-defined]
+        content = b"".join(c if isinstance(c, bytes) else c.encode() for c in chunks)
+        self.wire.response_bytes += len(content)
+        return Response(content, status_code=response.status_code, headers=dict(response.headers))
 
 
-def mock_agent_app(url: str, executor: MockDomainExecutor, *, token: str | None = None) -> Starlette:
-    """The agent's A2A app at ``url`` (card named ``mock-domain-agent``)."""
-    card = build_agent_card("mock-domain-agent", url, description="rule-based agent for tau2's mock domain")
+def mock_agent_app(
+    url: str,
+    executor: MockDomainExecutor,
+    *,
+    token: str | None = None,
+    wire: Wire | None = None,
+    message_url: str | None = None,
+) -> Starlette:
+    """The agent's A2A app at ``url`` (card named ``mock-domain-agent``).
+
+    ``message_url`` puts another address on the card for messages (a dead one, to test an
+    agent that goes away after its card was read).
+    """
+    card = build_agent_card(
+        "mock-domain-agent", message_url or url, description="rule-based agent for tau2's mock domain", streaming=False
+    )
     app = create_a2a_app(card, executor)
-    if token is not None:
-        app.add_middleware(_BearerOnly, token=token)
+    app.add_middleware(_Guard, token=token, wire=wire or Wire())
     return app
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Serve the agent as a process: prints ``READY <url>``; ``--configure-tracing`` exports its spans."""
+    import argparse
+    import socket
+    import sys
+
+    import uvicorn
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--behaviour", default="good")
+    parser.add_argument("--configure-tracing", action="store_true")
+    args = parser.parse_args(argv)
+    if args.configure_tracing:
+        from coordbench.instrument import A2AInstrumentor
+        from coordbench.telemetry import configure_tracing
+
+        provider = configure_tracing("mock-domain-agent")
+        A2AInstrumentor().instrument(tracer_provider=provider)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.bind(("127.0.0.1", 0))
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}/"
+    server = uvicorn.Server(
+        uvicorn.Config(mock_agent_app(url, MockDomainExecutor(args.behaviour)), log_level="warning")
+    )
+
+    async def serve() -> None:
+        task = asyncio.create_task(server.serve(sockets=[sock]))
+        while not server.started:  # noqa: ASYNC110 - uvicorn exposes only a flag
+            await asyncio.sleep(0.01)
+        print(f"READY {url}", flush=True)
+        await task
+
+    asyncio.run(serve())
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

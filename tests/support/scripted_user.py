@@ -5,10 +5,14 @@ tau2's ``user_simulator`` calls it through litellm (``--user-llm openai/scripted
 the system prompt, asks for the last thing they say (``Create a new task called 'Important
 Meeting' for user_1.``), and ends the conversation (``###STOP###``) once the agent has answered
 that request, or after ``patience`` agent messages.
+
+A request that offers tools comes from tau2's ``llm_agent`` (``--agent-llm openai/scripted-agent``):
+then it plays a rule-based agent instead, answering with OpenAI tool calls.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from typing import Any
@@ -29,6 +33,7 @@ class ScriptedUser:
     def __init__(self, patience: int = 4) -> None:
         self.patience = patience
         self.requests = 0
+        self.agent_requests = 0
         self._server = LoopbackServer(
             lambda _url: Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
         )
@@ -58,17 +63,40 @@ class ScriptedUser:
             return "###STOP###"
         return request
 
+    def _act(self, body: dict[str, Any]) -> dict[str, Any]:
+        from agents.tau2_mock import _request_call
+
+        messages = body.get("messages", [])
+        last = messages[-1] if messages else {}
+        if last.get("role") == "tool":
+            return {"role": "assistant", "content": f"Done. The result: {last.get('content')}"}
+        call = _request_call(str(last.get("content") or ""))
+        if call is None:
+            return {"role": "assistant", "content": "How can I help you with your tasks?"}
+        arguments = json.dumps(call.arguments)
+        tool_call = {
+            "id": f"call_{self.requests}",
+            "type": "function",
+            "function": {"name": call.name, "arguments": arguments},
+        }
+        return {"role": "assistant", "content": None, "tool_calls": [tool_call]}
+
     async def _chat(self, request: Request) -> JSONResponse:
         body = await request.json()
         self.requests += 1
-        content = self._say(body)
+        if body.get("tools"):
+            self.agent_requests += 1
+            message = self._act(body)
+        else:
+            message = {"role": "assistant", "content": self._say(body)}
+        finish = "tool_calls" if message.get("tool_calls") else "stop"
         return JSONResponse(
             {
                 "id": f"chatcmpl-{self.requests}",
                 "object": "chat.completion",
                 "created": int(time.time()),
                 "model": body.get("model", "scripted-user"),
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
                 "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
             }
         )

@@ -248,7 +248,9 @@ class Messenger:
         all_parts.extend(parts)
         if context_id is None and not new_conversation:
             context_id = self._contexts.get(url)
-        message = Message(role=Role.ROLE_USER, parts=all_parts, message_id=str(uuid.uuid4()), context_id=context_id or "")
+        message = Message(
+            role=Role.ROLE_USER, parts=all_parts, message_id=str(uuid.uuid4()), context_id=context_id or ""
+        )
         started = time.perf_counter()
         try:
             async with asyncio.timeout(self.timeout):

@@ -59,6 +59,7 @@ class A2ABridge:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
         self._messengers: dict[tuple[str, str | None, float, bool], Messenger] = {}
 
     def _running_loop(self) -> asyncio.AbstractEventLoop:
@@ -67,7 +68,7 @@ class A2ABridge:
                 loop = asyncio.new_event_loop()
                 thread = threading.Thread(target=loop.run_forever, name="coordbench-tau2-a2a", daemon=True)
                 thread.start()
-                self._loop = loop
+                self._loop, self._thread = loop, thread
             return self._loop
 
     def _run(self, coroutine: Coroutine[Any, Any, T]) -> T:
@@ -120,7 +121,7 @@ class A2ABridge:
     def close(self) -> None:
         """Close every client and stop the loop (a later call starts a new one)."""
         with self._lock:
-            loop, self._loop = self._loop, None
+            loop, thread, self._loop, self._thread = self._loop, self._thread, None, None
             messengers, self._messengers = list(self._messengers.values()), {}
         if loop is None or loop.is_closed():
             return
@@ -131,6 +132,9 @@ class A2ABridge:
 
         asyncio.run_coroutine_threadsafe(close_all(), loop).result()
         loop.call_soon_threadsafe(loop.stop)
+        if thread is not None:
+            thread.join()
+        loop.close()
 
 
 BRIDGE = A2ABridge()

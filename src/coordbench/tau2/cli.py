@@ -28,7 +28,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from opentelemetry import trace
 from rich.console import Console
 
 from coordbench.a2a import AgentCallError
@@ -116,7 +115,7 @@ def _prepare(a2a: argparse.Namespace, rest: list[str]) -> tuple[A2AConfig, list[
     clashing = sorted(set(llm_args) & set(LLM_ARGS_KEYS))
     if clashing:
         raise UsageError(f"give {', '.join(clashing)} with the --a2a-* flags, not in --agent-llm-args")
-    peek.agent_llm_args = {**llm_args, **config.llm_args()}
+    peek.agent_llm_args = llm_args
     if not peek.save_to:
         peek.save_to = f"a2a_{peek.domain or 'run'}_{time.strftime('%Y%m%d-%H%M%S')}_{os.getpid()}"
         rest = [*rest, "--save-to", peek.save_to]
@@ -135,9 +134,8 @@ def _tracing_requested() -> bool:
 def _run_a2a(a2a: argparse.Namespace, rest: list[str]) -> int:
     from tau2 import cli as tau2_cli
 
-    from coordbench.tau2.agent import close_run, open_run
     from coordbench.tau2.bridge import BRIDGE
-    from coordbench.tau2.metrics import run_report
+    from coordbench.tau2.runner import a2a_session
 
     config, rest, peek = _prepare(a2a, rest)
     provider = None
@@ -147,46 +145,34 @@ def _run_a2a(a2a: argparse.Namespace, rest: list[str]) -> int:
 
         provider = configure_tracing(SERVICE_NAME)
         A2AInstrumentor().instrument(tracer_provider=provider)
+    results = _results_dir(peek) / f"{peek.save_to}.json"
     try:
-        agent_name = BRIDGE.agent_name(config)
+        with a2a_session(config, domain=peek.domain or "", results=results) as session:
+            _err.print(f"a2a_agent: {session.agent_name} at {redact_url(config.endpoint)}")
+            argv = sys.argv
+            sys.argv = [
+                "tau2",
+                *_replace_flag(rest, "--agent-llm-args", json.dumps(session.llm_args(peek.agent_llm_args))),
+            ]
+            try:
+                tau2_cli.main()
+            finally:
+                sys.argv = argv
+        report = session.report()
     except AgentCallError as exc:
         raise UsageError(f"cannot use {redact_url(config.endpoint)} as the agent ({exc.kind}): {exc}") from None
-    _err.print(f"a2a_agent: {agent_name} at {redact_url(config.endpoint)}")
-    tracer = trace.get_tracer("coordbench.tau2")
-    with tracer.start_as_current_span(
-        "tau2 run",
-        attributes={"tau2.domain": peek.domain or "", "tau2.save_to": peek.save_to, "a2a.agent.name": agent_name},
-    ) as span:
-        run = open_run(config.token, trace.set_span_in_context(span))
-        rest = _replace_flag(rest, "--agent-llm-args", json.dumps({**peek.agent_llm_args, "a2a_run": run.run_id}))
-        trace_id = format(span.get_span_context().trace_id, "032x") if span.get_span_context().is_valid else None
-        argv = sys.argv
-        sys.argv = ["tau2", *rest]
-        try:
-            tau2_cli.main()
-        finally:
-            sys.argv = argv
-            close_run(run)
-    results = _results_dir(peek) / f"{peek.save_to}.json"
-    simulations: list[dict[str, Any]] = []
-    if results.exists():
-        simulations = json.loads(results.read_text(encoding="utf-8")).get("simulations", [])
-    report = run_report(
-        simulations, run.book, endpoint=redact_url(config.endpoint), agent=agent_name, trace_id=trace_id
-    )
-    out = results.with_name(f"{peek.save_to}_a2a_metrics.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+    finally:
+        BRIDGE.close()
+        if provider is not None:
+            provider.force_flush()
     totals = report["totals"]
     _err.print(
         f"A2A: {totals['requests']} requests, {totals['latency_ms']:.0f} ms in calls, "
-        f"{totals['transport_errors']} transport and {totals['reasoning_errors']} reasoning errors; metrics: {out}"
+        f"{totals['transport_errors']} transport and {totals['reasoning_errors']} reasoning errors; "
+        f"metrics: {session.metrics_file}"
     )
-    if trace_id:
-        _err.print(f"trace id: {trace_id}")
-    BRIDGE.close()
-    if provider is not None:
-        provider.force_flush()
+    if session.trace_id:
+        _err.print(f"trace id: {session.trace_id}")
     return 0
 
 
