@@ -15,7 +15,7 @@ import json
 import re
 from typing import Any, cast
 
-__all__ = ["REPLACEMENT", "loads"]
+__all__ = ["REPLACEMENT", "integral_ints", "loads"]
 
 REPLACEMENT = "\ufffd"
 """What a lone surrogate becomes."""
@@ -91,3 +91,25 @@ def _mend(document: Any) -> Any:
                     del mapping[key]
                 mapping[new_key] = value
     return document
+
+
+def integral_ints(value: Any) -> Any:
+    """``value`` with every integral double (``2.0``) back as an int, through lists and objects.
+
+    An A2A data part travels as a protobuf ``Struct``, which keeps every number as a double:
+    JSON written as ``2`` comes back as ``2.0``. JSON itself does not tell the two apart, so
+    turning integral doubles (within 2**53, where doubles are exact) back into ints restores
+    what was sent.
+
+    Example:
+        >>> integral_ints({"n": 2.0, "x": [0.5, -3.0], "b": True})
+        {'n': 2, 'x': [0.5, -3], 'b': True}
+    """
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    if isinstance(value, dict):
+        items = cast("dict[Any, Any]", value).items()
+        return {str(k): integral_ints(v) for k, v in items}
+    if isinstance(value, list):
+        return [integral_ints(v) for v in cast("list[Any]", value)]
+    return value

@@ -1,5 +1,7 @@
 """``coordbench tau2 ...``: tau2's own command line, with ``a2a_agent`` and its ``--a2a-*`` flags.
 
+``coordbench tau2 serve`` serves tau2 evaluations over A2A instead (:mod:`coordbench.tau2.service`).
+
 Every argument other than ``--a2a-*`` goes to tau2's CLI unchanged, so every tau2 flag, agent
 and subcommand behaves as with ``tau2`` itself. With ``run --agent a2a_agent``, before tau2
 starts: the settings are validated, the agent's card is read (a missing or invalid card stops
@@ -176,6 +178,30 @@ def _run_a2a(a2a: argparse.Namespace, rest: list[str]) -> int:
     return 0
 
 
+def _serve(argv: list[str]) -> int:
+    """``coordbench tau2 serve``: the tau2 evaluation service (extra ``coordbench[adk]``) on uvicorn."""
+    parser = argparse.ArgumentParser(prog="coordbench tau2 serve", description="Serve tau2 evaluations over A2A.")
+    parser.add_argument("--host", default="127.0.0.1", help="Interface to listen on (default 127.0.0.1).")
+    parser.add_argument("--port", type=int, default=9020, help="Port (default 9020).")
+    parser.add_argument("--card-url", help="The URL to put on the agent card (default http://HOST:PORT/).")
+    args = parser.parse_args(argv)
+    try:
+        from coordbench.tau2.service import service_app
+    except ImportError as exc:
+        raise UsageError(f"the evaluation service needs Google ADK: pip install 'coordbench[adk]' ({exc})") from None
+    import uvicorn
+
+    if _tracing_requested():
+        from coordbench.instrument import A2AInstrumentor
+        from coordbench.telemetry import configure_tracing
+
+        A2AInstrumentor().instrument(tracer_provider=configure_tracing("tau2-evaluator"))
+    url = args.card_url or f"http://{args.host}:{args.port}/"
+    _err.print(f"tau2 evaluation service: card at {url}.well-known/agent-card.json")
+    uvicorn.run(service_app(url), host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
 def main(argv: Sequence[str]) -> int:
     """Run tau2's CLI with ``a2a_agent`` registered; see the module docstring.
 
@@ -186,6 +212,12 @@ def main(argv: Sequence[str]) -> int:
         The exit code: 0, or 2 for a command line that cannot run.
     """
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm would fetch its price map at import
+    if list(argv[:1]) == ["serve"]:
+        try:
+            return _serve(list(argv[1:]))
+        except ConfigurationError as exc:
+            _err.print(f"[red]error:[/red] {exc}")
+            return 2
     a2a, rest = _a2a_parser().parse_known_args(list(argv))
     from coordbench.tau2.agent import AGENT_NAME, register
 

@@ -163,6 +163,8 @@ def evaluate(
                 "results_dir": str(results_dir),
                 "max_concurrency": max_concurrency,
                 "log_level": "ERROR",
+                # what tau2's CLI passes: RunConfig's own default, None, breaks run_domain
+                "llm_args_judge": {},
             }
         )
         outcome = run_domain(run_config)

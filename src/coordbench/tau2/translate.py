@@ -42,6 +42,8 @@ from tau2.data_model.message import (
 )
 from tau2.environment.tool import Tool
 
+from coordbench.jsontext import integral_ints
+
 __all__ = [
     "REPLY_FORMAT",
     "AgentRequest",
@@ -65,17 +67,6 @@ REPLY_FORMAT = (
 """The ``<reply_format>`` block of the first message."""
 
 _BLOCK = re.compile(r"<(policy|tools|reply_format)>\n(.*?)\n</\1>", re.DOTALL)
-
-
-def _normalise(value: Any) -> Any:
-    """Integral doubles back to ints (a ``Struct`` stores every number as a double)."""
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
-        return int(value)
-    if isinstance(value, dict):
-        return {str(k): _normalise(v) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType]
-    if isinstance(value, list):
-        return [_normalise(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
-    return value
 
 
 def instructions_text(policy: str, tools: Sequence[Tool]) -> str:
@@ -177,7 +168,7 @@ def _part_content(part: Part) -> tuple[str, Any]:
     if kind == "text":
         return "text", part.text
     if kind == "data":
-        return "data", _normalise(MessageToDict(part.data))
+        return "data", integral_ints(MessageToDict(part.data))
     return str(kind), None
 
 
@@ -304,7 +295,7 @@ def _tool_call(raw: Any, index: int, turn: int, tools: set[str]) -> ToolCall | T
     return ToolCall(
         id=call_id if isinstance(call_id, str) and call_id else f"a2a-{turn}-{index}",
         name=name,
-        arguments=_normalise(arguments),
+        arguments=integral_ints(arguments),
         requestor="assistant",
     )
 
@@ -332,7 +323,7 @@ def parse_reply(text: str, data: Sequence[Any], *, tools: Iterable[str], turn: i
     calls: list[ToolCall] = []
     problems: list[ToolProblem] = []
     for index, raw in enumerate(raw_calls):
-        parsed = _tool_call(_normalise(raw), index, turn, names)
+        parsed = _tool_call(integral_ints(raw), index, turn, names)
         (problems if isinstance(parsed, ToolProblem) else calls).append(parsed)  # pyright: ignore[reportArgumentType]
     return ParsedReply(content or None, calls, problems)
 
