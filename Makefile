@@ -18,10 +18,11 @@ help: ## Show this help
 uv: ## Install uv if it is missing
 	@$(UV) --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
 
-sync: uv ## Create .venv from uv.lock (all dependency groups)
-	@$(UV) sync --locked --all-groups --quiet
+sync: uv ## Create .venv from uv.lock (all dependency groups and extras: tau2, adk, collector)
+	@$(UV) sync --locked --all-groups --all-extras --quiet
 
-demo: sync ## The main job: a green and one purple team per shape on loopback, assessed (no Docker, key or internet)
+demo: uv ## The main job: a green and one purple team per shape on loopback, assessed (no Docker, key or internet)
+	@$(UV) sync --locked --all-groups --inexact --quiet  # the demo needs no extra; keep any installed
 	$(RUN) coordbench demo
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || command -v sudo)

@@ -18,14 +18,18 @@ from a2a.types import DataPart, Message, Part, Role, TaskStatusUpdateEvent, Text
 async def main(url: str, request: str) -> None:
     async with httpx.AsyncClient(timeout=300) as http:
         client = await ClientFactory.connect(url, client_config=ClientConfig(streaming=True, httpx_client=http))
-        message = Message(role=Role.user, parts=[Part(root=DataPart(data=json.loads(request)))], message_id=str(uuid.uuid4()))
+        message = Message(
+            role=Role.user, parts=[Part(root=DataPart(data=json.loads(request)))], message_id=str(uuid.uuid4())
+        )
         out = {"state": None, "statuses": [], "data": [], "context_id": None}
         async for event in client.send_message(message):
             task, update = event
             out["state"] = task.status.state.value
             out["context_id"] = task.context_id
             if isinstance(update, TaskStatusUpdateEvent) and update.status.message is not None:
-                out["statuses"].append(" ".join(p.root.text for p in update.status.message.parts if isinstance(p.root, TextPart)))
+                out["statuses"].append(
+                    " ".join(p.root.text for p in update.status.message.parts if isinstance(p.root, TextPart))
+                )
         out["data"] = [p.root.data for a in task.artifacts or [] for p in a.parts if isinstance(p.root, DataPart)]
         print(json.dumps(out), flush=True)
 

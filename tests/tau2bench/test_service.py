@@ -24,7 +24,7 @@ from tau2bench.conftest import StartMockAgent
 
 pytest.importorskip("google.adk", reason="Google ADK is not installed: uv sync --extra adk (make test installs it)")
 
-from coordbench.tau2.service import AGENTS_DIR, SERVICE_NAME, service_app, service_card  # noqa: E402
+from coordbench.tau2.service import AGENTS_DIR, SERVICE_NAME, service_app, service_card
 
 pytestmark = pytest.mark.slow
 
@@ -110,7 +110,7 @@ async def test_an_evaluation_reports_progress_and_returns_rewards_as_a_data_arti
     ]
     assert result["protocol_metrics"]["totals"]["requests"] == agent.wire.posts == 8
     assert any(s.endswith("/4 simulations done") for s in statuses), statuses
-    written = json.dumps(result) + Path(result["files"]["results"]).read_text()
+    written = json.dumps(result) + await asyncio.to_thread(Path(result["files"]["results"]).read_text)
     assert "local-key" not in written and "agent-s3cret" not in written
 
 
@@ -121,8 +121,12 @@ async def test_two_concurrent_evaluations_do_not_mix(
     failing = start_mock_agent("fail")
     async with Messenger(timeout=120) as messenger:
         one, two = await asyncio.gather(
-            messenger.send(service, data=evaluation(good.url, scripted_user, task_ids=["create_task_1"]), new_conversation=True),
-            messenger.send(service, data=evaluation(failing.url, scripted_user, task_ids=["update_task_1"]), new_conversation=True),
+            messenger.send(
+                service, data=evaluation(good.url, scripted_user, task_ids=["create_task_1"]), new_conversation=True
+            ),
+            messenger.send(
+                service, data=evaluation(failing.url, scripted_user, task_ids=["update_task_1"]), new_conversation=True
+            ),
         )
     assert one.context_id != two.context_id
     (good_result,), (failing_result,) = one.data, two.data
