@@ -19,7 +19,6 @@ from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from opentelemetry.trace import Span, SpanKind
 
 from coordbench import semconv
-from coordbench.instrument._attributes import start_span
 from coordbench.instrument._extensions import read_response_trace, record_step, response_trace_json, total_cost
 from coordbench.instrument._internal import internal_error
 from coordbench.instrument._peer import Peer, peer_of
@@ -137,19 +136,19 @@ class _ClientCall(CallRecord):
             wire = "message/stream" if wire == "message/send" else "SendStreamingMessage"
         name = self.request_name(request, wire, peer.name)
 
-        def attributes() -> dict[str, Any]:  # built only for a span that records them
-            attrs: dict[str, Any] = dict(peer.attributes)
-            attrs[semconv.A2A_METHOD] = wire
-            attrs[semconv.A2A_STREAMING] = streaming
-            caller = CURRENT_SERVER_CALL.get()
-            if caller is not None:
-                attrs[semconv.A2A_CALLER_NAME] = caller.agent_name
-            return self.request_attributes(attrs, request)
-
+        attrs: dict[str, Any] = dict(peer.attributes)
+        attrs[semconv.A2A_METHOD] = wire
+        attrs[semconv.A2A_STREAMING] = streaming
+        caller = CURRENT_SERVER_CALL.get()
+        if caller is not None:
+            attrs[semconv.A2A_CALLER_NAME] = caller.agent_name
         tracer = STATE.tracer
         assert tracer is not None  # noqa: S101 - callers check STATE.tracer first
         current = otel_context.get_current()  # looked up once for the sampler, the processors and the new context
-        self.span: Span = start_span(tracer, name, kind=SpanKind.CLIENT, attributes=attributes, context=current)
+        # given at start, so samplers and processors that read attributes when a span starts see them
+        self.span: Span = tracer.start_span(
+            name, context=current, kind=SpanKind.CLIENT, attributes=self.request_attributes(attrs, request)
+        )
         self.ctx = trace.set_span_in_context(self.span, current)
 
     def prepare(self, request: Any, context: ClientCallContext | None) -> tuple[Any, ClientCallContext]:

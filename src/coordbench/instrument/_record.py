@@ -10,7 +10,6 @@ from opentelemetry.trace import Span, Status, StatusCode
 
 from coordbench import semconv
 from coordbench.instrument import _payload
-from coordbench.instrument._attributes import set_attributes
 from coordbench.instrument._errors import record_error
 from coordbench.instrument._internal import internal_error
 from coordbench.instrument._state import STATE
@@ -169,7 +168,7 @@ class CallRecord:
         if not self.failed and self.state == _FAILED:
             attrs[semconv.ERROR_TYPE] = semconv.ERROR_TASK_FAILED
             span.set_status(Status(StatusCode.ERROR, "the agent reported the task as failed"))
-        set_attributes(span, attrs)
+        span.set_attributes(attrs)
         return True
 
 

@@ -28,7 +28,6 @@ from opentelemetry.trace import SpanContext, SpanKind
 
 from coordbench import semconv
 from coordbench.instrument import _payload
-from coordbench.instrument._attributes import start_span
 from coordbench.instrument._errors import record_error
 from coordbench.instrument._extensions import (
     attach_response_trace,
@@ -223,7 +222,7 @@ class _ServerRequest(CallRecord):
         requested: set[str] = getattr(call_context, "requested_extensions", None) or set()
         name = self.request_name(params, method.wire, agent)
 
-        def attributes() -> dict[str, Any]:  # built only for a span that records them
+        def attributes() -> dict[str, Any]:  # the SERVER span's attributes at start
             if "/" in wire:
                 version = "0.3"
             elif headers is not None:
@@ -249,7 +248,7 @@ class _ServerRequest(CallRecord):
         tracer = STATE.tracer
         assert tracer is not None  # noqa: S101 - callers check STATE.tracer first
         parent = _parent_from(params, headers)
-        span = start_span(tracer, name, context=parent, kind=SpanKind.SERVER, attributes=attributes)
+        span = tracer.start_span(name, context=parent, kind=SpanKind.SERVER, attributes=attributes())
         self.call = ServerCall(
             span=span,
             agent_name=agent,
