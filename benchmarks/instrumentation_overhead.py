@@ -86,8 +86,7 @@ from wrapt import wrap_function_wrapper
 
 from benchmarks.stats import PairedEstimate, paired_estimate, verdict
 from coordbench.a2a import build_agent_card, create_a2a_app
-from coordbench.instrument import A2AInstrumentor, _client, _server
-from coordbench.instrument._sdk_spans import restore_sdk_spans, suppress_sdk_spans
+from coordbench.instrument import A2AInstrumentor, _client, _server, restore_sdk_spans, suppress_sdk_spans
 from coordbench.testing import LoopbackServer, bind_loopback
 
 HERE = Path(__file__).resolve().parent

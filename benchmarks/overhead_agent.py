@@ -26,8 +26,7 @@ from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 
 from benchmarks.instrumentation_overhead import CountingExporter, Worker
 from coordbench.a2a import build_agent_card, create_a2a_app
-from coordbench.instrument import A2AInstrumentor
-from coordbench.instrument._sdk_spans import suppress_sdk_spans
+from coordbench.instrument import A2AInstrumentor, suppress_sdk_spans
 
 AGENT_MODES = ("defaults", "quiet", "stripped", "traced", "unsampled")
 

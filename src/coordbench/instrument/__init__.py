@@ -8,10 +8,13 @@
 Every A2A call becomes a CLIENT span in the caller and a SERVER span in the callee, linked
 across processes by W3C trace context; :func:`tool_step`, :func:`llm_step` and
 :func:`host_step` mark an agent's own work; :func:`with_trace_extensions` declares the
-traceability and timestamp extensions on an agent card.
+traceability and timestamp extensions on an agent card. :func:`suppress_sdk_spans` silences
+a2a-sdk's own telemetry decorators (the instrumentor does so while it is on; also useful on its
+own, for an agent traced some other way), :func:`restore_sdk_spans` puts them back.
 """
 
 from coordbench.instrument._instrumentor import A2AInstrumentor
+from coordbench.instrument._sdk_spans import restore_sdk_spans, suppress_sdk_spans
 from coordbench.instrument._server import TracedExecutor
 from coordbench.instrument.card import trace_extensions, with_trace_extensions
 from coordbench.instrument.steps import StepHandle, StepSpan, host_step, llm_step, tool_step
@@ -23,6 +26,8 @@ __all__ = [
     "TracedExecutor",
     "host_step",
     "llm_step",
+    "restore_sdk_spans",
+    "suppress_sdk_spans",
     "tool_step",
     "trace_extensions",
     "with_trace_extensions",
