@@ -16,11 +16,13 @@ from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoin
 from coordbench import __version__
 from coordbench.auth import bearer_ok
 from coordbench.bodylimit import BodyLimitMiddleware, BodyTooLargeError
+from coordbench.errors import StepFormatError
 from coordbench.otlp.grpc import GrpcReceiver
 from coordbench.otlp.http import Inflight
 from coordbench.otlp.http import router as otlp_router
+from coordbench.otlp.steps_http import router as steps_router
 from coordbench.settings import Settings, load_settings
-from coordbench.store import SqlitePersistence, TraceStore
+from coordbench.store import BatchTooLargeError, SqlitePersistence, StoreUnavailableError, TraceStore
 from coordbench.store.api import router as read_router
 
 __all__ = [
@@ -135,6 +137,28 @@ def limit_bodies(app: FastAPI, settings: Settings) -> None:
     app.add_exception_handler(BodyTooLargeError, too_large)
 
 
+def add_error_handlers(app: FastAPI) -> None:
+    """Answer the domain's errors with their HTTP status and ``{"detail": message}``.
+
+    A malformed Step is 400; a batch larger than the whole store 413 (a retry could never fit);
+    a full store 503 with ``Retry-After``. The OTLP route answers its own, in OTLP's encoding.
+    """
+
+    async def malformed(_request: Request, exc: Exception) -> Response:
+        return JSONResponse({"detail": str(exc)}, status_code=400)
+
+    async def too_big(_request: Request, exc: Exception) -> Response:
+        return JSONResponse({"detail": str(exc)}, status_code=413)
+
+    async def unavailable(_request: Request, exc: Exception) -> Response:
+        retry = max(1, round(exc.retry_after)) if isinstance(exc, StoreUnavailableError) else 1
+        return JSONResponse({"detail": str(exc)}, status_code=503, headers={"Retry-After": f"{retry}"})
+
+    app.add_exception_handler(StepFormatError, malformed)
+    app.add_exception_handler(BatchTooLargeError, too_big)
+    app.add_exception_handler(StoreUnavailableError, unavailable)
+
+
 def mount_backend(app: FastAPI, settings: Settings, store: TraceStore) -> None:
     """Add the receiver, the read API and ``GET /`` to an existing app (the green assessor's, for one).
 
@@ -144,7 +168,9 @@ def mount_backend(app: FastAPI, settings: Settings, store: TraceStore) -> None:
     app.state.store = store
     app.state.inflight = Inflight(settings.max_inflight)
     app.include_router(otlp_router, tags=["otlp"])
+    app.include_router(steps_router, tags=["steps"])
     app.include_router(read_router, tags=["traces"])
+    add_error_handlers(app)
 
     @app.get("/", tags=["about"], summary="What this server is and where to go")
     async def about(request: Request) -> dict[str, Any]:  # pyright: ignore[reportUnusedFunction]
@@ -182,7 +208,7 @@ def describe(app: FastAPI) -> dict[str, Any]:
 
 
 def create_app(settings: Settings | None = None, *, store: TraceStore | None = None) -> FastAPI:
-    """The trace backend: ``POST /v1/traces``, ``GET /v1/traces[/{id}]``, ``GET /v1/stats``, ``GET /healthz``.
+    """The trace backend: ``POST /v1/traces``, ``POST /traces`` (Steps), ``GET /v1/traces[/{id}]``, ``GET /v1/stats``.
 
     The lifespan opens the store (loading durable spans) and starts the gRPC receiver when
     ``grpc_port`` is set; the bound gRPC port is on ``app.state.grpc_port``.

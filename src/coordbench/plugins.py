@@ -1,7 +1,7 @@
 """Plugin discovery shared by metrics and evaluators: entry points, load errors, enable/disable lists.
 
 A plugin that fails to load is skipped with a warning; asking for a plugin that does not
-exist is an error that names it (see ``../shared/STYLE.md``, "Plugins").
+exist is an error that names it (see ``docs/extending.md``).
 """
 
 from __future__ import annotations

@@ -94,8 +94,8 @@ class SpanData(NamedTuple):
     """One finished span (immutable).
 
     A named tuple rather than a frozen dataclass: evaluations build one per stored span, and a
-    frozen dataclass's ``__init__`` (``object.__setattr__`` per field) took 1.25 µs against
-    0.35 µs, a tenth of the time of a 100k-span evaluation.
+    frozen dataclass's ``__init__`` (``object.__setattr__`` per field) is several times slower,
+    which showed in the evaluation benchmark (``docs/benchmarks.md``).
 
     Attributes:
         trace_id: 32 lower-case hex digits.
@@ -222,8 +222,8 @@ class Envelope:
 class EncodedSpan(NamedTuple):
     """A span as the trace store keeps it: the ids grouping needs, the rest still encoded.
 
-    Building a full :class:`SpanData` costs ~20x more than parsing the span, so the receiver
-    stores this and decodes on read (see ``shared/notes/ingest-performance.md``). ``fmt``
+    Building a full :class:`SpanData` costs far more than parsing the span (figures in
+    ``docs/benchmarks.md``, receiver ingest), so the receiver stores this and decodes on read. ``fmt``
     names the decoder registered with :func:`register_span_format` (the OTLP module
     registers ``otlp/protobuf`` and ``otlp/json``), so this module never sees protobuf.
 
@@ -283,11 +283,10 @@ def _value_bytes(value: AttributeValue) -> int:
 def held_bytes(span: EncodedSpan) -> int:
     """Approximate memory a stored span takes, for the store's ``max_bytes`` bound.
 
-    A span kept as protobuf bytes takes its encoding plus :data:`ENCODED_SPAN_OVERHEAD` (in the
-    ingest benchmark: 797 bytes estimated, ~810 of RSS measured per 475-byte span). A span kept
-    decoded (OTLP/JSON, reported Steps) takes Python objects: 1,400 bytes of fixed cost, ~64 per
-    attribute and event entry, and its strings and containers (2,773 estimated, ~2,950 of RSS
-    measured).
+    A span kept as protobuf bytes takes its encoding plus :data:`ENCODED_SPAN_OVERHEAD`. A span
+    kept decoded (OTLP/JSON, reported Steps) takes Python objects: a fixed cost, a cost per
+    attribute and event entry, and its strings and containers. Both estimates were checked
+    against measured RSS in the ingest benchmark (``benchmarks/ingest.py``).
 
     Example:
         >>> span = EncodedSpan(b"t" * 16, b"s" * 8, b"", "otlp/protobuf", b"x" * 470, Envelope({}))

@@ -1,7 +1,8 @@
 """Span trees → the agent graph: who called whom, how often, how fast, how often it failed.
 
 The graph is a ``networkx.DiGraph`` (never a multigraph: parallel calls are one edge with a
-``count``, see ``shared/notes/graph-metrics.md`` §2.4).
+``count``: NetworkX's path and centrality functions would count each parallel edge as a path
+of its own).
 
 - **Nodes** are agents: the agent of every span (``SpanTree.agent_of``) and every callee.
   Attributes: ``role`` (``"agent"`` or ``"host"``: the orchestrator that owns a trace's root

@@ -4,8 +4,9 @@ Routes:
 
 - A2A: the agent card (``/.well-known/agent-card.json``), JSON-RPC 1.0 and 0.3 at ``/``,
   REST under ``/rest``;
-- ``POST /v1/traces`` (OTLP/HTTP), ``GET /v1/traces[/{id}]``, ``GET /v1/stats`` (the trace backend);
-- ``POST /traces``: traceability Steps as JSON, for agents that report Steps instead of spans;
+- the trace backend (:func:`coordbench.backend.mount_backend`): ``POST /v1/traces`` (OTLP/HTTP),
+  ``POST /traces`` (traceability Steps as JSON, for agents that report Steps instead of spans),
+  ``GET /v1/traces[/{id}]``, ``GET /v1/stats``;
 - ``POST /register`` and ``GET /peers``: the agent registry for peer discovery;
 - ``GET /healthz``.
 
@@ -22,28 +23,25 @@ import os
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 from urllib.parse import urlsplit
 
 from a2a.types import AgentSkill
-from fastapi import FastAPI, HTTPException, Request, Response
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi import FastAPI, HTTPException, Response
+from fastapi.responses import HTMLResponse
 from opentelemetry.sdk.trace.export import SpanExporter
 from pydantic import Field
 
-from coordbench import __version__, jsontext, semconv
+from coordbench import __version__
 from coordbench.a2a import a2a_routes, build_agent_card
 from coordbench.backend import BearerAuthMiddleware, build_store, limit_bodies, mount_backend, serve_store
-from coordbench.errors import StepFormatError
 from coordbench.green.executor import GreenExecutor
 from coordbench.green.registry import PeerRegistry, Registration
 from coordbench.green.reports import ReportShelf
 from coordbench.green.request import SAMPLE_REQUEST
 from coordbench.green.tracing import AssessorTracing
-from coordbench.otlp import encoded_span
 from coordbench.settings import Settings, load_settings
-from coordbench.steps import span_from_step, step_from_dict
-from coordbench.store import BatchTooLargeError, StoreUnavailableError, TraceStore
+from coordbench.store import TraceStore
 from coordbench.telemetry import requested_exporters
 
 __all__ = ["DEFAULT_NAME", "GreenSettings", "create_green_app", "load_green_settings"]
@@ -199,10 +197,6 @@ def create_green_app(settings: GreenSettings | None = None, *, store: TraceStore
     async def healthz() -> dict[str, str]:  # pyright: ignore[reportUnusedFunction]
         return {"status": "ok"}
 
-    @app.post("/traces", tags=["steps"], summary="Traceability Steps reported as JSON")
-    async def report_steps(request: Request) -> JSONResponse:  # pyright: ignore[reportUnusedFunction]
-        return await _report_steps(request, store, settings)
-
     @app.post("/register", tags=["peers"], status_code=201, summary="Register an agent for peer discovery")
     async def register(registration: Registration, response: Response) -> dict[str, Any]:  # pyright: ignore[reportUnusedFunction]
         try:
@@ -229,70 +223,3 @@ def create_green_app(settings: GreenSettings | None = None, *, store: TraceStore
 
     app.router.routes.extend(routes)
     return app
-
-
-async def _report_steps(request: Request, store: TraceStore, settings: Settings) -> JSONResponse:
-    """``POST /traces``: ``{"agent": name, "steps": [Step, ...]}``, a list of Steps, or one Step.
-
-    Answers 200 with what was stored; 400 naming the first malformed field; 413 over the
-    size cap; 415 for a non-JSON body; 503 with ``Retry-After`` when the store is full.
-    """
-    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if content_type != "application/json":
-        raise HTTPException(415, f"send Steps as application/json, not {content_type or 'no content type'}")
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > settings.max_body_bytes:
-        raise HTTPException(413, f"body over {settings.max_body_bytes} bytes")
-    body = await request.body()
-    if len(body) > settings.max_body_bytes:
-        raise HTTPException(413, f"body over {settings.max_body_bytes} bytes")
-    try:
-        document: Any = jsontext.loads(body)
-    except ValueError as exc:
-        raise HTTPException(400, f"body is not JSON: {exc}") from exc
-    agent: str | None = None
-    raw_steps: Any
-    if isinstance(document, dict) and "steps" in document:
-        envelope = cast("dict[str, Any]", document)
-        unknown = sorted(set(envelope) - {"steps", "agent"})
-        if unknown:
-            raise HTTPException(400, f"unknown field(s): {', '.join(unknown)} (expected 'agent' and 'steps')")
-        agent_value = envelope.get("agent")
-        if agent_value is not None and (not isinstance(agent_value, str) or not agent_value):
-            raise HTTPException(400, "agent: must be a non-empty string")
-        agent = agent_value
-        raw_steps = envelope["steps"]
-        path = "steps"
-    elif isinstance(document, list):
-        raw_steps, path = cast("list[Any]", document), "steps"
-    else:
-        raw_steps, path = [cast("object", document)], "step"
-    if not isinstance(raw_steps, list) or not raw_steps:
-        raise HTTPException(400, f"{path}: must be a non-empty list of Steps")
-    resource = {semconv.SERVICE_NAME: agent} if agent else None
-    try:
-        steps = [
-            step_from_dict(item, path=f"{path}[{i}]" if path == "steps" else path)
-            for i, item in enumerate(cast("list[Any]", raw_steps))
-        ]
-        encoded = [encoded_span(span_from_step(step, resource=resource)) for step in steps]
-    except StepFormatError as exc:
-        raise HTTPException(400, exc.message) from exc
-    except (ValueError, OverflowError) as exc:
-        raise HTTPException(400, str(exc)) from exc
-    try:
-        result = await store.add(encoded)
-    except StoreUnavailableError as exc:
-        return JSONResponse(
-            {"detail": exc.message}, status_code=503, headers={"Retry-After": f"{max(1, round(exc.retry_after))}"}
-        )
-    except BatchTooLargeError as exc:
-        return JSONResponse({"detail": exc.message}, status_code=413)
-    return JSONResponse(
-        {
-            "accepted": len(encoded),
-            "stored": result.stored,
-            "duplicates": result.duplicates,
-            "traces": sorted({s.trace_id for s in (span.decode() for span in encoded)}),
-        }
-    )

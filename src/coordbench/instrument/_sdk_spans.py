@@ -2,7 +2,7 @@
 
 a2a-sdk decorates its transports, dispatchers, request handlers, event queues and queue
 managers with ``a2a.utils.telemetry.trace_class``: about 55 SERVER spans per request, without
-attributes and without trace context propagation (see ``shared/notes/a2a-sdk.md`` §4). The
+attributes and without trace context propagation (see a2a-sdk's ``a2a/utils/telemetry.py``). The
 decorators stay in place even when ``OTEL_INSTRUMENTATION_A2A_SDK_ENABLED=false`` silences
 them, and every decorated call still pays for its wrapper (a tracer lookup, a ``with`` block,
 a debug log call, a status update).

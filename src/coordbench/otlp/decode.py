@@ -172,11 +172,10 @@ def decode_weight(
 
     The unit is a byte of uncompressed protobuf on the protobuf path. A compressed byte inflates
     to about 4 and an OTLP/JSON byte decodes about 4 times slower, so each counts 4; the native
-    scanner decodes protobuf about 4 times faster than the protobuf path (0.30 against 1.14 µs
-    per benchmark span), so with it a protobuf byte counts a quarter. On a worker thread the
-    decode competes with the event loop for the GIL (protobuf ingest measured 25-40% more CPU
-    per span that way, even with 2 MB bodies), so only bodies whose decode would hold the loop
-    for more than a few milliseconds go there.
+    scanner decodes protobuf about 4 times faster than the protobuf path, so with it a protobuf
+    byte counts a quarter. On a worker thread the decode competes with the event loop for the
+    GIL and costs more CPU per span (``docs/benchmarks.md``, "decoded off the loop"), so only
+    bodies whose decode would hold the loop for more than a few milliseconds go there.
 
     Args:
         size: The body's size as received.
@@ -206,7 +205,7 @@ def _envelope(resource: bytes | None, scope: bytes | None) -> Envelope:
     """The envelope of an encoded resource and scope, for the native scan.
 
     A sender repeats the same few resources and scopes in every request, so envelopes are
-    kept across requests (decoding one costs as much as storing ~20 spans) and spans from the
+    kept across requests (decoding one costs as much as storing many spans) and spans from the
     same process and scope share one. Nothing mutates an envelope or its resource.
     """
     key = (resource, scope)
@@ -277,7 +276,7 @@ _STATUSES = tuple(StatusCode)
 
 
 def _kind(value: int) -> SpanKind:
-    return _KINDS[value] if 0 <= value <= 5 else SpanKind.UNSPECIFIED  # a tuple lookup: SpanKind(value) costs 0.27 µs
+    return _KINDS[value] if 0 <= value <= 5 else SpanKind.UNSPECIFIED  # a tuple lookup: cheaper than SpanKind(value)
 
 
 def _status(value: int) -> StatusCode:

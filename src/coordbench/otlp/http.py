@@ -31,7 +31,7 @@ from coordbench.otlp.zstd import ZstdBodyError, ZstdTooLargeError, decompress_zs
 from coordbench.settings import Settings
 from coordbench.store import BatchTooLargeError, StoreUnavailableError, TraceStore
 
-__all__ = ["CONTENT_JSON", "CONTENT_PROTOBUF", "router"]
+__all__ = ["CONTENT_JSON", "CONTENT_PROTOBUF", "read_body", "router", "status_response"]
 
 logger = logging.getLogger(__name__)
 
@@ -102,20 +102,23 @@ def _success(result: DecodeResult, content_type: str) -> Response:
     return Response(response.SerializeToString(), media_type=CONTENT_PROTOBUF)
 
 
-async def _read_body(request: Request, limit: int) -> bytes:
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request's body, read as it streams in and refused as soon as it passes ``limit`` bytes.
+
+    Raises:
+        BodyTooLargeError: The declared or the received size is over ``limit`` (or over the
+            app-wide cap of :class:`~coordbench.bodylimit.BodyLimitMiddleware`, which may come first).
+    """
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise _TooLarge
+        raise BodyTooLargeError(limit)
     chunks: list[bytes] = []
     size = 0
-    try:
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > limit:
-                raise _TooLarge
-            chunks.append(chunk)
-    except BodyTooLargeError:  # the app-wide cap (BodyLimitMiddleware) was passed first: OTLP's answer
-        raise _TooLarge from None
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLargeError(limit)
+        chunks.append(chunk)
     return b"".join(chunks)
 
 
@@ -185,8 +188,8 @@ async def export_traces(request: Request) -> Response:
         try:
             # a client that stalls mid-body would otherwise hold an inflight slot for ever
             async with asyncio.timeout(settings.body_timeout):
-                raw = await _read_body(request, limit)
-        except _TooLarge:
+                raw = await read_body(request, limit)
+        except BodyTooLargeError:  # OTLP's answer, in the request's encoding
             return _too_large(limit, content_type)
         except TimeoutError:
             return status_response(

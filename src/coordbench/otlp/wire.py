@@ -1,9 +1,9 @@
 """Where each span's bytes sit in an encoded ``ExportTraceServiceRequest`` (protobuf framing only).
 
 The store keeps every span as its own protobuf bytes. Re-serialising each parsed span costs
-about 1.2 µs (twice the parse of the whole request), while the sender already wrote those
-exact bytes: this module walks the request's framing (tags and lengths, never the span
-contents) and slices them out, in ~0.25-0.5 µs per span (the copy included).
+more than parsing the whole request, while the sender already wrote those exact bytes: this
+module walks the request's framing (tags and lengths, never the span contents) and slices them
+out, a fraction of that cost (``docs/benchmarks.md``, receiver ingest).
 
 Only the three levels above a span are walked::
 

@@ -106,8 +106,8 @@ def start_order(span: SpanData) -> int:
     """Sort key: start time, then span id, packed in one integer.
 
     The same order as ``(start, span_id)`` for the store's spans (their ids are 16 lower-case
-    hex digits), but one int comparison instead of a tuple's: sorting 100k spans holds the GIL
-    for ~23 ms instead of ~63 ms, which matters when a read runs beside the receivers' loop.
+    hex digits), but one int comparison instead of a tuple's: sorting many spans holds the GIL
+    about a third as long, which matters when a read runs beside the receivers' loop.
     """
     return (span.start_time_unix_nano << 64) | int(span.span_id, 16)
 

@@ -3,7 +3,8 @@
 Conventions: values are per agent, normalised as NetworkX normalises them (so they are
 comparable across team sizes), and computed unweighted unless the docstring says otherwise:
 a call count is a strength, not a distance, so it must never be fed to shortest-path based
-measures as a weight (``shared/notes/graph-metrics.md`` §2.4).
+measures as a weight, where a busier link would look longer (NetworkX takes ``weight`` as a
+distance: https://networkx.org/documentation/stable/reference/algorithms/shortest_paths.html).
 """
 
 from __future__ import annotations
