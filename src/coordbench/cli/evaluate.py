@@ -15,10 +15,11 @@ from coordbench import jsontext
 from coordbench.cli.output import check_writable, write_text
 from coordbench.errors import ConfigurationError
 from coordbench.evals import EvalConfig
+from coordbench.evals.replay import evaluate_spans
 from coordbench.graph.metrics import canonical_json
-from coordbench.green.replay import TraceFileError, evaluate_spans, load_spans
 from coordbench.green.request import RequestError, validate_config
 from coordbench.spans import SpanData, span_from_dict
+from coordbench.tracefile import TraceFileError, load_spans
 
 __all__ = ["evaluate", "fetch_trace"]
 

@@ -12,10 +12,11 @@ from rich.console import Console
 from coordbench import jsontext
 from coordbench.cli.evaluate import fetch_trace
 from coordbench.cli.output import check_writable, write_text
-from coordbench.green.replay import TraceFileError, evaluate_spans, scenario_spans
+from coordbench.evals.replay import evaluate_spans, scenario_spans
 from coordbench.report import render_report
 from coordbench.results import AssessmentReport, ScenarioReport, agentbeats_results
 from coordbench.spans import SpanData
+from coordbench.tracefile import TraceFileError
 
 __all__ = ["report"]
 

@@ -13,7 +13,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from coordbench.green.replay import scenario_spans
+from coordbench.evals.replay import scenario_spans
 from coordbench.report import render_report
 from coordbench.spans import SpanData
 

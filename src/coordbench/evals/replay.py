@@ -2,77 +2,26 @@
 
 A trace the assessor produced has one HOST span per scenario (attribute
 ``coordbench.scenario.id``); each scenario's subtree is evaluated as the assessor did, with
-the assessor as host and the team's answer read back from the assessor's captured message
-content. Any other trace is evaluated whole, as one scenario named after its trace id.
+the assessor as host and the team's answer read back from what the assessor recorded.
+Any other trace is evaluated whole, as one scenario named after its trace id.
 The same spans and configuration give byte-identical output.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from pathlib import Path
-from typing import Any, cast
 
-from coordbench import jsontext, semconv
-from coordbench.errors import CoordbenchError
-from coordbench.evals import EvalConfig, EvalContext, EvalPipeline, EvalScenario, ScenarioEvaluation, TeamOutcome
+from coordbench import semconv
+from coordbench.evals.base import EvalContext, EvalScenario, TeamOutcome
 from coordbench.evals.calls import message_text
-from coordbench.otlp import DecodeResult, OtlpDecodeError, decode_json, decode_protobuf
-from coordbench.spans import SpanData, StatusCode, span_from_dict
+from coordbench.evals.config import EvalConfig
+from coordbench.evals.pipeline import EvalPipeline, ScenarioEvaluation
+from coordbench.spans import SpanData, StatusCode
 from coordbench.spantree import SpanTree, is_agent_call
 from coordbench.steps import CallType, call_type_of
 from coordbench.store.base import completeness_of, subtree_of
 
-__all__ = ["TraceFileError", "evaluate_spans", "load_spans", "scenario_spans"]
-
-
-class TraceFileError(CoordbenchError, ValueError):
-    """A trace file cannot be read (the message says why)."""
-
-    default_message = "cannot read the trace file"
-
-
-def load_spans(path: Path) -> list[SpanData]:
-    """Spans from a file: OTLP protobuf, OTLP JSON, the read API's ``{"spans": [...]}``, or a list of spans.
-
-    Raises:
-        TraceFileError: If the file is unreadable or none of these.
-    """
-    try:
-        body = path.read_bytes()
-    except OSError as exc:
-        raise TraceFileError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    stripped = body.lstrip()
-    if not stripped.startswith((b"{", b"[")):
-        try:
-            return _all_or_error(path, decode_protobuf(body))
-        except OtlpDecodeError as exc:
-            raise TraceFileError(f"{path}: not JSON, and not OTLP protobuf either ({exc})") from exc
-    try:
-        document: Any = jsontext.loads(body)
-    except ValueError as exc:
-        raise TraceFileError(f"{path}: invalid JSON: {exc}") from exc
-    if isinstance(document, dict) and "resourceSpans" in document:
-        try:
-            return _all_or_error(path, decode_json(body))
-        except OtlpDecodeError as exc:
-            raise TraceFileError(f"{path}: {exc}") from exc
-    items: Any = cast("dict[str, Any]", document).get("spans") if isinstance(document, dict) else document
-    if not isinstance(items, list):
-        raise TraceFileError(
-            f"{path}: expected an OTLP export, {{'spans': [...]}} (GET /v1/traces/{{id}}) or a list of spans"
-        )
-    try:
-        return [span_from_dict(cast("dict[str, Any]", item)) for item in cast("list[Any]", items)]
-    except (KeyError, ValueError, TypeError, AttributeError) as exc:
-        raise TraceFileError(f"{path}: a span is malformed: {exc!r}") from exc
-
-
-def _all_or_error(path: Path, result: DecodeResult) -> list[SpanData]:
-    """Every span of an OTLP export; evaluating only part of a file would mislead, so rejects are an error."""
-    if result.rejected:
-        raise TraceFileError(f"{path}: {result.rejection_message()}")
-    return [s.decode() for s in result.spans]
+__all__ = ["evaluate_spans", "scenario_spans"]
 
 
 def _outcome(tree: SpanTree, scenario_span: SpanData, host: str | None) -> TeamOutcome | None:
