@@ -1,21 +1,35 @@
-"""Spans rebuilt into call trees, with the agents that did the work.
+"""The shape of a trace: spans rebuilt into call trees, with the agents that did the work.
 
 A :class:`SpanTree` groups spans by parent, keeps spans whose parent never arrived as
-*orphans*, and knows which agent each span belongs to: the agent whose A2A SERVER span
-encloses it, else the ``service.name`` of the process that emitted it. From that it lists
-the agent-to-agent calls and the call chains (``host → A → B → C``) a test or an
-evaluator asserts on.
+*orphans*, cuts parent cycles (bad input) at their earliest span, and knows which agent each
+span belongs to: the agent whose A2A SERVER span encloses it, else the ``service.name`` of the
+process that emitted it. From that it lists the agent-to-agent calls and the call chains
+(``host → A → B → C``) a test or an evaluator asserts on.
+
+This module is the one place that walks parents: the store's completeness reports and
+scoped waits (:func:`completeness_of`, :func:`subtree_of`), the evaluators and the assessor
+all read a trace's shape through it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from coordbench import semconv
-from coordbench.spans import SpanData, SpanKind
+from coordbench.spans import SpanData, SpanKind, StatusCode
 
-__all__ = ["AgentCall", "SpanTree", "answer_of", "is_agent_call", "is_agent_server_span"]
+__all__ = [
+    "AgentCall",
+    "Completeness",
+    "SpanTree",
+    "answer_of",
+    "completeness_of",
+    "is_agent_call",
+    "is_agent_server_span",
+    "subtree_of",
+]
 
 
 class AgentCall:
@@ -207,6 +221,19 @@ class SpanTree:
         while current is not None:
             yield current
             current = self.parent(current)
+
+    def descendants(self, span_id: str) -> list[SpanData]:
+        """The span ``span_id`` and every span below it, depth first (empty if it is not in the tree)."""
+        top = self._by_id.get(span_id)
+        if top is None:
+            return []
+        out: list[SpanData] = []
+        stack = [top]
+        while stack:
+            span = stack.pop()
+            out.append(span)
+            stack.extend(reversed(self._children.get(span.span_id, ())))
+        return out
 
     def walk(self) -> Iterator[tuple[int, SpanData]]:
         """Every span as ``(depth, span)``, depth first; roots first, then orphans as roots."""
@@ -419,3 +446,98 @@ class SpanTree:
                 }
             )
         return out
+
+
+@dataclass(frozen=True)
+class Completeness:
+    """Whether a trace looks whole, and why not.
+
+    Attributes:
+        trace_id: The trace.
+        span_count: Spans stored.
+        orphans: Parent span ids that spans point to but that never arrived, sorted.
+        unmatched_clients: A2A CLIENT spans (not failed) with no SERVER span below them, also
+            through spans of other instrumentations between the two (httpx's CLIENT span, a
+            proxy's): the callee is uninstrumented, or its spans have not arrived.
+        roots: Span ids of root spans (no parent), sorted.
+        idle_seconds: Seconds since the trace last grew.
+        complete: No orphans and no unmatched client spans (and at least one span).
+        timed_out: ``wait_complete`` gave up before the trace was complete and quiet.
+    """
+
+    trace_id: str
+    span_count: int
+    orphans: tuple[str, ...] = ()
+    unmatched_clients: tuple[str, ...] = ()
+    roots: tuple[str, ...] = ()
+    idle_seconds: float = 0.0
+    complete: bool = False
+    timed_out: bool = False
+
+
+def completeness_of(
+    trace_id: str, spans: Sequence[SpanData], idle_seconds: float, *, open_spans: Collection[str] = ()
+) -> Completeness:
+    """Work out the completeness of a trace from its spans.
+
+    Args:
+        trace_id: The trace.
+        spans: Its spans.
+        idle_seconds: Seconds since it last grew.
+        open_spans: Span ids known to be still running (an assessment's root span, say):
+            children pointing at them are not orphans.
+    """
+    tree = SpanTree(spans)
+    known = {s.span_id for s in spans} | set(open_spans)
+    orphans = sorted(
+        {s.parent_span_id for s in spans if s.parent_span_id is not None and s.parent_span_id not in known}
+    )
+    unmatched = sorted(
+        s.span_id
+        for s in spans
+        if s.kind is SpanKind.CLIENT
+        and semconv.A2A_METHOD in s.attributes
+        and s.status_code is not StatusCode.ERROR
+        and answer_of(s, tree.children_of, any_server=True) is None
+    )
+    roots = sorted(s.span_id for s in spans if s.parent_span_id is None)
+    return Completeness(
+        trace_id=trace_id,
+        span_count=len(spans),
+        orphans=tuple(orphans),
+        unmatched_clients=tuple(unmatched),
+        roots=tuple(roots),
+        idle_seconds=idle_seconds,
+        complete=bool(spans) and not orphans and not unmatched,
+    )
+
+
+def subtree_of(
+    spans: Sequence[SpanData], root: str, *, open_spans: Collection[str] = ()
+) -> tuple[list[SpanData], list[SpanData]]:
+    """The spans under ``root`` (itself included), and the loose ones that might belong there.
+
+    Loose spans hang (directly or through other spans) from a parent that has not arrived,
+    so where they belong is not known yet: a subtree is complete only without any. Spans
+    hanging from one of ``open_spans`` (known to be still running, so not sent yet) and from
+    ``root``'s own parent are not loose: they are known to be elsewhere. A parent cycle (bad
+    input) is cut at its earliest span, as :class:`SpanTree` cuts it: a cycle that ``root``
+    does not reach through that cut hangs from nothing and is in neither list.
+
+    Returns:
+        ``(subtree, loose)``, each in the order of ``spans``.
+    """
+    tree = SpanTree(spans)
+    top = tree.get(root)
+    elsewhere = set(open_spans)
+    if top is not None and top.parent_span_id is not None:
+        elsewhere.add(top.parent_span_id)
+    inside = {s.span_id for s in tree.descendants(root)}
+    loose: set[str] = set()
+    for orphan in tree.orphans:
+        parent = orphan.parent_span_id
+        if parent is None or parent in elsewhere or tree.get(parent) is not None:  # cycles are cut, not lost
+            continue
+        loose.update(s.span_id for s in tree.descendants(orphan.span_id))
+    loose -= inside
+    return [s for s in spans if s.span_id in inside], [s for s in spans if s.span_id in loose]

@@ -23,7 +23,7 @@ from coordbench import semconv
 from coordbench.evals import EvalConfig, EvalContext, EvalPipeline, EvalScenario, JudgeConfig, TeamOutcome
 from coordbench.evals.pipeline import ScenarioEvaluation
 from coordbench.spans import SpanData, SpanKind, StatusCode
-from coordbench.store.base import completeness_of
+from coordbench.spantree import completeness_of
 
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 MS = 1_000_000

@@ -17,9 +17,8 @@ from coordbench.evals.calls import message_text
 from coordbench.evals.config import EvalConfig
 from coordbench.evals.pipeline import EvalPipeline, ScenarioEvaluation
 from coordbench.spans import SpanData, StatusCode
-from coordbench.spantree import SpanTree, is_agent_call
+from coordbench.spantree import SpanTree, completeness_of, is_agent_call, subtree_of
 from coordbench.steps import CallType, call_type_of
-from coordbench.store.base import completeness_of, subtree_of
 
 __all__ = ["evaluate_spans", "scenario_spans"]
 
