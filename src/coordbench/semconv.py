@@ -129,3 +129,11 @@ COORDBENCH_OUTCOME_DURATION_MS: Final = "coordbench.outcome.duration_ms"
 
 # --- instrumentation identity ---------------------------------------------------------------
 INSTRUMENTATION_NAME: Final = "coordbench.instrument"
+
+# tau2-bench runs through a2a_agent (coordbench.tau2): on the driver's root span
+TAU2_DOMAIN: Final = "tau2.domain"
+"""The tau2 domain of the run (``mock``, ``airline``...)."""
+TAU2_SAVE_TO: Final = "tau2.save_to"
+"""The run's results file name (tau2's ``--save-to``)."""
+TAU2_AGENT_NAME: Final = "tau2.agent.name"
+"""The name on the card of the A2A agent under test."""

@@ -21,6 +21,7 @@ from typing import Any
 
 from opentelemetry import trace
 
+from coordbench import semconv
 from coordbench.tau2.agent import Run, close_run, open_run, register
 from coordbench.tau2.bridge import BRIDGE
 from coordbench.tau2.config import A2AConfig
@@ -92,7 +93,7 @@ def a2a_session(config: A2AConfig, *, domain: str, results: Path) -> Generator[A
     register()
     agent_name = BRIDGE.agent_name(config)
     tracer = trace.get_tracer("coordbench.tau2")
-    attributes = {"tau2.domain": domain, "tau2.save_to": results.stem, "a2a.agent.name": agent_name}
+    attributes = {semconv.TAU2_DOMAIN: domain, semconv.TAU2_SAVE_TO: results.stem, semconv.TAU2_AGENT_NAME: agent_name}
     with tracer.start_as_current_span(RUN_SPAN, attributes=attributes) as span:
         context = span.get_span_context()
         run = open_run(config.token, trace.set_span_in_context(span))

@@ -17,6 +17,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
+from coordbench import semconv
 from coordbench.testing.exporter import RecordingSpanExporter
 
 
@@ -29,7 +30,7 @@ def span_exporter() -> RecordingSpanExporter:
 @pytest.fixture
 def tracer_provider(span_exporter: RecordingSpanExporter) -> Iterator[TracerProvider]:
     """A tracer provider (``service.name=pytest``) that exports every span to ``span_exporter`` at once."""
-    provider = TracerProvider(resource=Resource.create({"service.name": "pytest"}))
+    provider = TracerProvider(resource=Resource.create({semconv.SERVICE_NAME: "pytest"}))
     provider.add_span_processor(SimpleSpanProcessor(span_exporter))
     yield provider
     provider.shutdown()
