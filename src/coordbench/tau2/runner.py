@@ -22,6 +22,7 @@ from typing import Any
 from opentelemetry import trace
 
 from coordbench import semconv
+from coordbench.errors import ConfigurationError
 from coordbench.tau2.agent import Run, close_run, open_run, register
 from coordbench.tau2.bridge import BRIDGE
 from coordbench.tau2.config import A2AConfig
@@ -138,14 +139,14 @@ def evaluate(
 
     Raises:
         AgentCallError: The agent's card cannot be read.
-        FileExistsError: ``save_to`` exists in ``results_dir``.
+        ConfigurationError: ``save_to`` exists in ``results_dir``.
     """
     from tau2.data_model.simulation import RunConfig
     from tau2.run import run_domain
 
     results = results_dir / f"{save_to}.json"
     if results.exists():
-        raise FileExistsError(f"{results} exists; tau2 would ask whether to resume it")
+        raise ConfigurationError(f"{results} exists; tau2 would ask whether to resume it")
     with a2a_session(config, domain=domain, results=results) as session:
         run_config = RunConfig.model_validate(
             {

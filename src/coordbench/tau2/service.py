@@ -317,7 +317,7 @@ class Tau2ServiceAgent(BaseAgent):
                 else:
                     waiter.cancel()
             result = job.result()
-        except (ConfigurationError, AgentCallError, FileExistsError) as exc:
+        except (ConfigurationError, AgentCallError) as exc:
             logger.warning("refused an evaluation request: %s", exc)
             yield self._event(ctx, error_code="INVALID_ARGUMENT", error_message=str(exc))
             return

@@ -42,6 +42,7 @@ from tau2.data_model.message import (
 )
 from tau2.environment.tool import Tool
 
+from coordbench.errors import CoordbenchError
 from coordbench.jsontext import integral_ints
 
 __all__ = [
@@ -49,6 +50,7 @@ __all__ = [
     "AgentRequest",
     "ParsedReply",
     "ToolProblem",
+    "TurnFormatError",
     "decode_request",
     "encode_request",
     "instructions_text",
@@ -65,6 +67,13 @@ REPLY_FORMAT = (
     "Only the tools listed in <tools> exist."
 )
 """The ``<reply_format>`` block of the first message."""
+
+
+class TurnFormatError(CoordbenchError, ValueError):
+    """A2A parts that are not a turn of this format."""
+
+    default_message = "not a tau2 turn"
+
 
 _BLOCK = re.compile(r"<(policy|tools|reply_format)>\n(.*?)\n</\1>", re.DOTALL)
 
@@ -100,7 +109,7 @@ def _history_message(entry: dict[str, Any]) -> Message:
         return UserMessage.model_validate({**entry, "cost": 0.0})
     if role == "tool":
         return ToolMessage.model_validate(entry)
-    raise ValueError(f"a history entry has role {role!r}; expected assistant, user or tool")
+    raise TurnFormatError(f"a history entry has role {role!r}; expected assistant, user or tool")
 
 
 def _tool_result(message: ToolMessage, names: dict[str, str]) -> dict[str, Any]:
@@ -176,7 +185,7 @@ def decode_request(parts: Iterable[Part]) -> AgentRequest:
     """The inverse of :func:`encode_request`, for agents that speak this format (and tests).
 
     Raises:
-        ValueError: The parts are not a turn of this format.
+        TurnFormatError: The parts are not a turn of this format.
     """
     request = AgentRequest()
     results: list[ToolMessage] = []
@@ -200,7 +209,7 @@ def decode_request(parts: Iterable[Part]) -> AgentRequest:
                 )
             )
         else:
-            raise ValueError(f"unexpected {kind} part in a tau2 turn: {content!r:.200}")
+            raise TurnFormatError(f"unexpected {kind} part in a tau2 turn: {content!r:.200}")
     if results:
         request.message = results[0] if len(results) == 1 else MultiToolMessage(role="tool", tool_messages=results)
     return request
