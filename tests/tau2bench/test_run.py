@@ -177,3 +177,12 @@ def test_a2a_flags_with_another_agent_and_a_missing_card_are_refused(
     assert main(["run", "--domain", "mock", "--agent", "a2a_agent", "--a2a-endpoint", agent.url + "nowhere/"]) == 2
     err = " ".join(capsys.readouterr().err.split())
     assert "(card): cannot read the agent card" in err
+
+
+def test_run_help_shows_the_a2a_flags_before_tau2s_own(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["run", "--help"])
+    assert exited.value.code == 0
+    out = capsys.readouterr().out
+    assert out.index("--a2a-endpoint URL") < out.index("usage: tau2 run")
+    assert "a2a_agent" in out[out.index("usage: tau2 run") :]  # registered before tau2 built its parser

@@ -234,3 +234,37 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def test_coordbench_tau2_serve_answers_over_a2a(subprocess_env: dict[str, str], tmp_path: Path) -> None:
+    port = free_port()
+    env = {**subprocess_env, "COORDBENCH_TAU2_RESULTS_DIR": str(tmp_path)}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "coordbench", "tau2", "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}/"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                if httpx.get(f"{base}.well-known/agent-card.json", timeout=5).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert server.poll() is None and time.monotonic() < deadline, "coordbench tau2 serve did not start"
+            time.sleep(0.2)
+
+        async def ask() -> Any:
+            async with Messenger(timeout=60) as messenger:
+                return await messenger.send(base, data={"tool": "list_domains"})
+
+        reply = asyncio.run(ask())
+        assert reply.state == "completed" and "mock" in reply.data[0]["domains"]
+    finally:
+        server.terminate()
+        _, err = server.communicate(timeout=30)
+    assert f"card at {base}.well-known/agent-card.json" in " ".join(err.split())

@@ -47,6 +47,16 @@ SERVICE_NAME = "tau2"
 _err = Console(stderr=True)
 
 
+A2A_HELP = """coordbench adds to tau2's `run` (with --agent a2a_agent):
+  --a2a-endpoint URL     the A2A agent's base URL, where its card is served (required)
+  --a2a-auth-token T     bearer token for every request (or COORDBENCH_A2A_AUTH_TOKEN)
+  --a2a-timeout S        seconds one A2A call may take (default 300)
+  --a2a-no-verify-tls    do not verify the agent's TLS certificate
+Protocol metrics: <results-dir>/<save-to>_a2a_metrics.json. Spans: set OTEL_EXPORTER_OTLP_ENDPOINT.
+`coordbench tau2 serve --help`: tau2 evaluations offered over A2A.
+"""
+
+
 def _a2a_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--a2a-endpoint")
@@ -223,6 +233,8 @@ def main(argv: Sequence[str]) -> int:
 
     register()
     peek, _ = _tau2_peek().parse_known_args(rest)
+    if rest[:1] == ["run"] and {"-h", "--help"} & set(rest):
+        print(A2A_HELP, flush=True)
     uses_a2a = bool(rest) and rest[0] == "run" and peek.agent == AGENT_NAME
     given = [flag for flag, value in vars(a2a).items() if value not in (None, False)]
     try:
