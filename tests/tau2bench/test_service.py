@@ -268,3 +268,57 @@ def test_coordbench_tau2_serve_answers_over_a2a(subprocess_env: dict[str, str], 
         server.terminate()
         _, err = server.communicate(timeout=30)
     assert f"card at {base}.well-known/agent-card.json" in " ".join(err.split())
+
+
+class _Router:
+    """A local OpenAI-compatible model that routes to list_domains, then reports its result."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+
+    def app(self, _url: str) -> Any:
+        from starlette.applications import Starlette
+        from starlette.requests import Request
+        from starlette.responses import JSONResponse
+        from starlette.routing import Route
+
+        async def chat(request: Request) -> JSONResponse:
+            body = await request.json()
+            self.requests.append(body)
+            last = body["messages"][-1]
+            if last.get("role") == "tool":
+                message: dict[str, Any] = {"role": "assistant", "content": f"The domains: {last.get('content')}"}
+            else:
+                call = {"id": "call_1", "type": "function", "function": {"name": "list_domains", "arguments": "{}"}}
+                message = {"role": "assistant", "content": None, "tool_calls": [call]}
+            return JSONResponse(
+                {
+                    "id": f"r{len(self.requests)}",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": body.get("model", "router"),
+                    "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10},
+                }
+            )
+
+        return Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])
+
+
+async def test_with_a_model_configured_the_model_chooses_the_tool(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    router = _Router()
+    with LoopbackServer(router.app) as model_url:
+        monkeypatch.setenv("COORDBENCH_TAU2_SERVICE_LLM", "openai/router")
+        monkeypatch.setenv("COORDBENCH_TAU2_SERVICE_LLM_API_BASE", model_url + "v1")
+        monkeypatch.setenv("OPENAI_API_KEY", "local")
+        monkeypatch.setenv("COORDBENCH_TAU2_RESULTS_DIR", str(tmp_path))
+        with LoopbackServer(service_app) as url:
+            async with Messenger(timeout=120) as messenger:
+                reply = await messenger.send(url, "What can you evaluate?")
+    assert reply.state == "completed", reply.text
+    assert "telecom-workflow" in reply.text
+    offered = {t["function"]["name"] for t in router.requests[0]["tools"]}
+    assert offered == {"list_domains", "run_tau2_evaluation"}
+    assert len(router.requests) == 2  # the tool call, then the answer from its result

@@ -6,6 +6,12 @@ The modules that import tau2 are imported on use: ``coordbench.tau2.agent`` (the
 ``coordbench.tau2.cli`` (``coordbench tau2 ...``) and ``coordbench.tau2.service`` (the ADK agent).
 """
 
+import os
+
+# litellm (imported by tau2 and by ADK's LiteLlm) fetches its price map from the internet at import
+# unless told to use its bundled copy; every module of this package is imported after this line
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
 from coordbench.tau2.config import A2AConfig
 
 __all__ = ["A2AConfig"]

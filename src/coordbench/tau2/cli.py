@@ -221,7 +221,6 @@ def main(argv: Sequence[str]) -> int:
     Returns:
         The exit code: 0, or 2 for a command line that cannot run.
     """
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm would fetch its price map at import
     if list(argv[:1]) == ["serve"]:
         try:
             return _serve(list(argv[1:]))

@@ -409,7 +409,19 @@ def service_app(url: str) -> Any:
 
     quiet_experimental_warnings()
     logger.info("tau2 evaluation service at %s", redact_url(url))
-    return to_a2a(build_agent(), agent_card=service_card(url))
+    return to_a2a(build_agent(), agent_card=service_card(url), lifespan=_close_model_clients)
+
+
+@contextlib.asynccontextmanager
+async def _close_model_clients(_app: Any) -> AsyncGenerator[None]:
+    """At shutdown, close the HTTP sessions litellm opened on this server's event loop (model path)."""
+    try:
+        yield
+    finally:
+        if os.environ.get(SERVICE_LLM_ENV):
+            import litellm
+
+            await litellm.close_litellm_async_clients()
 
 
 def quiet_experimental_warnings() -> None:
