@@ -17,6 +17,7 @@ from coordbench import __version__
 from coordbench.auth import bearer_ok
 from coordbench.bodylimit import BodyLimitMiddleware, BodyTooLargeError
 from coordbench.errors import StepFormatError
+from coordbench.otlp import native
 from coordbench.otlp.grpc import GrpcReceiver
 from coordbench.otlp.http import Inflight
 from coordbench.otlp.http import router as otlp_router
@@ -45,8 +46,8 @@ def tune_gc_for_ingest() -> None:
 
     A store holding 10^5-10^6 spans keeps that many long-lived objects, and every full
     collection walks all of them while decoding allocates fast; with CPython's default
-    thresholds (700, 10, 10) this halved JSON ingest here (11k vs 22k spans/s) and cost
-    protobuf ingest about 15%. Called by the server commands, never on import: it is a
+    thresholds (700, 10, 10) JSON ingest ran at about half the rate and protobuf ingest lost
+    a sizeable share (``docs/benchmarks.md``, receiver ingest). Called by the server commands, never on import: it is a
     process-wide choice for a process whose job is ingest.
     """
     gc.set_threshold(50_000, 50, 100)
@@ -61,6 +62,7 @@ def build_store(settings: Settings) -> TraceStore:
         max_bytes=settings.max_bytes,
         evict_after=settings.evict_after,
         persistence=persistence,
+        grouper=native.group if native.AVAILABLE else None,  # OTLP/protobuf batches grouped in C
     )
 
 

@@ -19,7 +19,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from coordbench.otlp import OtlpDecodeError, decode_protobuf, export_request, native
 from coordbench.otlp.decode import FORMAT_PROTOBUF, DecodeResult
-from coordbench.spans import ENCODED_SPAN_OVERHEAD, group_by_trace, held_bytes
+from coordbench.store.sizes import ENCODED_SPAN_OVERHEAD, group_by_trace, held_bytes
 from support.fuzz_scan import ordered, reference_group, shuffled_batch
 from support.mutate import mutate
 from support.spans import varied_spans

@@ -6,10 +6,10 @@ import asyncio
 
 import pytest
 
-from coordbench import spans as spans_module
 from coordbench.otlp import decode_protobuf, export_request, native
-from coordbench.spans import ENCODED_SPAN_OVERHEAD, EncodedSpan, SpanData, StatusCode, held_bytes
+from coordbench.spans import EncodedSpan, SpanData, StatusCode
 from coordbench.store import BatchTooLargeError, StoreFullError, TraceStore
+from coordbench.store.sizes import ENCODED_SPAN_OVERHEAD, Grouper, held_bytes
 from support.spans import TRACE, call, serve, sid, span
 
 OTHER = "ab" * 16
@@ -29,16 +29,15 @@ def chain() -> list[SpanData]:
 
 
 @pytest.fixture(params=["native", "python"])
-def grouping(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+def grouping(request: pytest.FixtureRequest) -> Grouper | None:
     """Batches grouped by the C extension's ``group`` (when built) or by the Python code."""
     if request.param == "native" and not native.AVAILABLE:
         pytest.skip("coordbench.otlp._scan is not built (test_native.py::test_the_extension_is_built says why)")
-    monkeypatch.setattr(spans_module, "_grouper", None if request.param == "python" else native.group)
-    return str(request.param)
+    return None if request.param == "python" else native.group
 
 
-async def test_groups_by_trace_and_keeps_duplicates_once(grouping: str) -> None:
-    store = TraceStore()
+async def test_groups_by_trace_and_keeps_duplicates_once(grouping: Grouper | None) -> None:
+    store = TraceStore(grouper=grouping)
     first = await store.add(encoded(*chain(), span("x", trace_id=OTHER, span_id=sid(9))))
     again = await store.add(encoded(*chain()))
     assert (first.stored, first.duplicates, again.stored, again.duplicates) == (4, 0, 0, 3)
@@ -60,19 +59,19 @@ async def test_groups_by_trace_and_keeps_duplicates_once(grouping: str) -> None:
     assert stats.rejected_reasons == {"invalid trace_id": 2}
 
 
-async def test_duplicate_inside_one_batch(grouping: str) -> None:
-    store = TraceStore()
+async def test_duplicate_inside_one_batch(grouping: Grouper | None) -> None:
+    store = TraceStore(grouper=grouping)
     one = span("root", span_id=sid(1))
     result = await store.add(encoded(one) + encoded(one))
     assert (result.stored, result.duplicates, store.stats.spans) == (1, 1, 1)
 
 
-async def test_held_bytes_count_each_stored_span_once(grouping: str) -> None:
+async def test_held_bytes_count_each_stored_span_once(grouping: Grouper | None) -> None:
     """Interleaved traces, repeats inside a batch and across batches: bytes are the stored spans' own."""
     first = encoded(*chain()[:2], span("x", trace_id=OTHER, span_id=sid(9)))
     second = encoded(chain()[2], span("y", trace_id=OTHER, span_id=sid(8)))
     batch = [first[0], second[1], first[2], first[1], second[0], first[0], second[1]]
-    store = TraceStore()
+    store = TraceStore(grouper=grouping)
     result = await store.add(batch)
     assert (result.stored, result.duplicates) == (5, 2)
     again = await store.add([*second, *first, first[1]])
@@ -213,10 +212,10 @@ async def test_bounds_evict_finished_traces_first_and_refuse_otherwise() -> None
     assert stats.received == stats.stored + stats.rejected
 
 
-async def test_a_trace_the_batch_adds_to_is_not_evicted_to_make_room_for_it(grouping: str) -> None:
+async def test_a_trace_the_batch_adds_to_is_not_evicted_to_make_room_for_it(grouping: Grouper | None) -> None:
     """A retry that also carries a new span: the retried spans stay stored, another trace makes room."""
     now = [0.0]
-    store = TraceStore(max_spans=3, evict_after=1, clock=lambda: now[0])
+    store = TraceStore(max_spans=3, evict_after=1, clock=lambda: now[0], grouper=grouping)
     sent = encoded(span("root", span_id=sid(1)), span("child", span_id=sid(2), parent=sid(1)))
     await store.add(sent)
     now[0] = 1.0

@@ -29,7 +29,8 @@ from types import ModuleType
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from coordbench.spans import EncodedSpan, Envelope, Grouped, register_grouper
+from coordbench.spans import EncodedSpan, Envelope
+from coordbench.store.sizes import Grouped
 
 __all__ = ["AVAILABLE", "REJECTION_REASONS", "group", "scan"]
 
@@ -151,22 +152,17 @@ def scan(
 
 
 def group(spans: list[EncodedSpan], overhead: int) -> Grouped | None:
-    """:func:`coordbench.spans.group_by_trace` in C, for a batch whose ids and payloads are bytes.
+    """:func:`coordbench.store.sizes.group_by_trace` in C, for a batch whose ids and payloads are bytes.
 
     Args:
         spans: The batch.
         overhead: Bytes counted per span besides its payload (``ENCODED_SPAN_OVERHEAD``).
 
     Returns:
-        ``(groups, sizes)`` as :func:`~coordbench.spans.group_by_trace` returns them, or ``None``
+        ``(groups, sizes)`` as :func:`~coordbench.store.sizes.group_by_trace` returns them, or ``None``
         when the extension is not available or an id or payload is not ``bytes`` (spans decoded
         from OTLP/JSON): the Python code groups those.
     """
     if _native is None:
         return None
     return _native.group(spans, overhead)
-
-
-if _native is not None:
-    # the store groups every batch it takes by trace: OTLP/protobuf batches are grouped here, in C
-    register_grouper(group)

@@ -104,7 +104,7 @@ class StoreStats:
         spans: Spans held now.
         traces: Traces held now.
         bytes: Approximate memory the held spans take (see
-            :func:`~coordbench.spans.held_bytes`), which ``max_bytes`` bounds.
+            :func:`~coordbench.store.sizes.held_bytes`), which ``max_bytes`` bounds.
     """
 
     received: int = 0

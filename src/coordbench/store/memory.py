@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from coordbench import semconv
-from coordbench.spans import EncodedSpan, SpanData, group_by_trace, held_bytes
+from coordbench.spans import EncodedSpan, SpanData
 from coordbench.store.base import (
     BatchTooLargeError,
     Completeness,
@@ -33,6 +33,7 @@ from coordbench.store.base import (
     completeness_of,
     subtree_of,
 )
+from coordbench.store.sizes import Grouper, group_by_trace, held_bytes
 
 __all__ = ["AddResult", "TraceStore"]
 
@@ -129,7 +130,7 @@ class TraceStore:
         max_spans: Most spans held at once.
         max_traces: Most traces held at once.
         max_bytes: Most memory the held spans may take, approximately
-            (:func:`~coordbench.spans.held_bytes`): large spans (captured prompts, say) reach
+            (:func:`~coordbench.store.sizes.held_bytes`): large spans (captured prompts, say) reach
             it before ``max_spans`` does.
         evict_after: Seconds without growth after which a trace counts as finished and may be
             evicted (least recently grown first) to make room. Unfinished traces are never
@@ -137,6 +138,8 @@ class TraceStore:
             receiver answers 503 with ``Retry-After``.
         persistence: Durable storage (``None``: memory only, the default).
         clock: Monotonic clock (seconds), replaceable in tests.
+        grouper: A faster grouping of each batch by trace (the C extension's
+            :func:`coordbench.otlp.native.group`, which the servers pass); ``None``: Python's.
     """
 
     def __init__(
@@ -148,6 +151,7 @@ class TraceStore:
         evict_after: float = 60.0,
         persistence: Persistence | None = None,
         clock: Callable[[], float] = time.monotonic,
+        grouper: Grouper | None = None,
     ) -> None:
         """Create an empty store; call :meth:`open` before use when ``persistence`` is given."""
         if max_spans < 1 or max_traces < 1 or max_bytes < 1:
@@ -158,6 +162,7 @@ class TraceStore:
         self.evict_after = evict_after
         self._persistence = persistence
         self._clock = clock
+        self._grouper = grouper
         self._traces: OrderedDict[bytes, _Trace] = OrderedDict()  # least recently grown first
         self._created: dict[bytes, _Trace] = {}  # oldest first: the listing walks it backwards, no sort
         self._seq = 0
@@ -269,7 +274,7 @@ class TraceStore:
             traces = self._traces
             # One dict per trace, first copy of each span id kept (in C for OTLP/protobuf batches:
             # this runs for every span the receivers take); then the spans already stored go.
-            groups, sizes = group_by_trace(spans)
+            groups, sizes = group_by_trace(spans, self._grouper)
             new_traces = 0
             growing: list[bytes] = []
             for trace_id, group in groups.items():
