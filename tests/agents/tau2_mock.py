@@ -129,10 +129,11 @@ class Wire:
 class _Guard(BaseHTTPMiddleware):
     """Counts message bytes; with a token, refuses messages without it (the card stays public)."""
 
-    def __init__(self, app: Any, token: str | None, wire: Wire) -> None:
+    def __init__(self, app: Any, token: str | None, wire: Wire, http_status: int | None = None) -> None:
         super().__init__(app)
         self.token = token
         self.wire = wire
+        self.http_status = http_status
 
     async def dispatch(self, request: Request, call_next: Any) -> Response:
         if request.method != "POST":
@@ -140,6 +141,10 @@ class _Guard(BaseHTTPMiddleware):
         body = await request.body()
         self.wire.posts += 1
         self.wire.request_bytes += len(body)
+        if self.http_status is not None:  # a broken deployment: every message answered with this status
+            broken = JSONResponse({"error": "the server is broken"}, status_code=self.http_status)
+            self.wire.response_bytes += len(broken.body)
+            return broken
         if self.token is not None and request.headers.get("authorization") != f"Bearer {self.token}":
             refused = JSONResponse({"error": "missing or wrong bearer token"}, status_code=401)
             self.wire.response_bytes += len(refused.body)
@@ -158,6 +163,7 @@ def mock_agent_app(
     token: str | None = None,
     wire: Wire | None = None,
     message_url: str | None = None,
+    http_status: int | None = None,
 ) -> Starlette:
     """The agent's A2A app at ``url`` (card named ``mock-domain-agent``).
 
@@ -168,7 +174,7 @@ def mock_agent_app(
         "mock-domain-agent", message_url or url, description="rule-based agent for tau2's mock domain", streaming=False
     )
     app = create_a2a_app(card, executor)
-    app.add_middleware(_Guard, token=token, wire=wire or Wire())
+    app.add_middleware(_Guard, token=token, wire=wire or Wire(), http_status=http_status)
     return app
 
 

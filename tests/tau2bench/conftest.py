@@ -22,6 +22,18 @@ from coordbench.tau2.cli import main
 from coordbench.testing import LoopbackServer
 from support.scripted_user import ScriptedUser
 
+# tau2's user simulator calls the scripted user through litellm, whose per-endpoint client cache
+# drops clients it built concurrently (tasks run side by side) without closing them; the garbage
+# collector then reports their sockets, wherever it happens to run. Those sockets are litellm's;
+# the warning is ignored for sockets only, in these tests only.
+LITELLM_SOCKETS = "ignore:Exception ignored in. <socket.socket:pytest.PytestUnraisableExceptionWarning"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if Path(__file__).parent in Path(str(item.path)).parents:
+            item.add_marker(pytest.mark.filterwarnings(LITELLM_SOCKETS))
+
 
 @dataclass
 class MockAgent:
@@ -35,16 +47,23 @@ StartMockAgent = Callable[..., MockAgent]
 
 @pytest.fixture
 def start_mock_agent() -> Iterator[StartMockAgent]:
-    """``start_mock_agent("good", token=None, delay=0, message_url=None)`` → a running :class:`MockAgent`."""
+    """``start_mock_agent("good", token=None, delay=0, message_url=None, http_status=None)`` → a :class:`MockAgent`."""
     servers: list[LoopbackServer] = []
 
     def start(
-        behaviour: str = "good", *, token: str | None = None, delay: float = 0.0, message_url: str | None = None
+        behaviour: str = "good",
+        *,
+        token: str | None = None,
+        delay: float = 0.0,
+        message_url: str | None = None,
+        http_status: int | None = None,
     ) -> MockAgent:
         executor = MockDomainExecutor(behaviour, delay=delay)
         wire = Wire()
         server = LoopbackServer(
-            lambda url: mock_agent_app(url, executor, token=token, wire=wire, message_url=message_url)
+            lambda url: mock_agent_app(
+                url, executor, token=token, wire=wire, message_url=message_url, http_status=http_status
+            )
         )
         servers.append(server)
         return MockAgent(server.start(), executor, wire)

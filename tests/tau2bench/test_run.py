@@ -102,17 +102,19 @@ def test_answers_tau2_cannot_use_end_the_task_with_reward_zero_and_are_counted(
     assert f"got {kind}: " in ended
 
 
-def test_timeouts_401s_and_vanished_endpoints_are_transport_errors_with_reward_zero(
+def test_timeouts_401s_500s_and_vanished_endpoints_are_transport_errors_with_reward_zero(
     start_mock_agent: StartMockAgent, run_tau2: RunTau2, caplog: pytest.LogCaptureFixture
 ) -> None:
     slow = start_mock_agent("slow", delay=3.0)
     locked = start_mock_agent("good", token="right-token")
     # a card that sends messages to a port nobody listens on
     vanished = start_mock_agent("good", message_url="http://127.0.0.1:9/")
+    broken = start_mock_agent("good", http_status=500)
     cases = {
         "timeout": ["--a2a-endpoint", slow.url, "--a2a-timeout", "1"],
         "auth": ["--a2a-endpoint", locked.url, "--a2a-auth-token", "wrong-token"],
         "connection": ["--a2a-endpoint", vanished.url],
+        "protocol": ["--a2a-endpoint", broken.url],
     }
     for kind, flags in cases.items():
         caplog.clear()
@@ -122,6 +124,7 @@ def test_timeouts_401s_and_vanished_endpoints_are_transport_errors_with_reward_z
         assert run.rewards() == {"create_task_1": 0.0}, kind
         (request,) = run.metrics["tasks"][0]["requests"]
         assert (request["error_kind"], request["error_class"]) == (kind, "transport")
+        assert request["http_status"] == {"auth": 401, "protocol": 500}.get(kind)  # none when no answer came
         assert run.metrics["totals"]["transport_errors"] == 1
         (record,) = [r for r in caplog.records if "expected an A2A reply" in r.message]
         assert f"got {kind}" in record.message
