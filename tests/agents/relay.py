@@ -212,11 +212,8 @@ def _peers(context: RequestContext) -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    import socket
-
-    import uvicorn
-
     from coordbench.a2a import build_agent_card, create_a2a_app
+    from support.serving import serve_announced
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--name", required=True)
@@ -239,33 +236,25 @@ def main(argv: list[str] | None = None) -> None:
             from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
 
             HTTPXClientInstrumentor().instrument(tracer_provider=provider)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # TCP_NODELAY: see bind_loopback
-    sock.bind(("127.0.0.1", 0))
-    url = f"http://127.0.0.1:{sock.getsockname()[1]}/"
-    executor = RelayExecutor(
-        args.name,
-        next_url=args.next_url,
-        streaming=args.streaming == "true",
-        behaviour=args.behaviour,
-        self_url=url,
-        delay=args.delay,
-        parallel=args.parallel,
-    )
-    app: Any = create_a2a_app(build_agent_card(args.name, url, description=f"relay agent {args.name}"), executor)
-    if args.http_spans and provider is not None:
-        from opentelemetry.instrumentation.asgi import OpenTelemetryMiddleware
 
-        app = OpenTelemetryMiddleware(app, tracer_provider=provider)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    def app_for(url: str) -> Any:
+        executor = RelayExecutor(
+            args.name,
+            next_url=args.next_url,
+            streaming=args.streaming == "true",
+            behaviour=args.behaviour,
+            self_url=url,
+            delay=args.delay,
+            parallel=args.parallel,
+        )
+        app: Any = create_a2a_app(build_agent_card(args.name, url, description=f"relay agent {args.name}"), executor)
+        if args.http_spans and provider is not None:
+            from opentelemetry.instrumentation.asgi import OpenTelemetryMiddleware
 
-    async def serve() -> None:
-        task = asyncio.create_task(server.serve(sockets=[sock]))
-        while not server.started:  # noqa: ASYNC110 - uvicorn exposes only a flag
-            await asyncio.sleep(0.01)
-        print(f"READY {url}", flush=True)
-        await task
+            app = OpenTelemetryMiddleware(app, tracer_provider=provider)
+        return app
 
-    asyncio.run(serve())
+    serve_announced(app_for)
     sys.exit(0)
 
 

@@ -181,10 +181,9 @@ def mock_agent_app(
 def main(argv: list[str] | None = None) -> None:
     """Serve the agent as a process: prints ``READY <url>``; ``--configure-tracing`` exports its spans."""
     import argparse
-    import socket
     import sys
 
-    import uvicorn
+    from support.serving import serve_announced
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--behaviour", default="good")
@@ -196,21 +195,7 @@ def main(argv: list[str] | None = None) -> None:
 
         provider = configure_tracing("mock-domain-agent")
         A2AInstrumentor().instrument(tracer_provider=provider)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.bind(("127.0.0.1", 0))
-    url = f"http://127.0.0.1:{sock.getsockname()[1]}/"
-    server = uvicorn.Server(
-        uvicorn.Config(mock_agent_app(url, MockDomainExecutor(args.behaviour)), log_level="warning")
-    )
-
-    async def serve() -> None:
-        task = asyncio.create_task(server.serve(sockets=[sock]))
-        while not server.started:  # noqa: ASYNC110 - uvicorn exposes only a flag
-            await asyncio.sleep(0.01)
-        print(f"READY {url}", flush=True)
-        await task
-
-    asyncio.run(serve())
+    serve_announced(lambda url: mock_agent_app(url, MockDomainExecutor(args.behaviour)))
     sys.exit(0)
 
 

@@ -204,17 +204,7 @@ def test_adk_api_server_serves_the_shipped_agents_folder(
     )
     base = f"http://127.0.0.1:{port}/a2a/{SERVICE_NAME}/"
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                card = httpx.get(f"{base}.well-known/agent-card.json", timeout=5)
-                if card.status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert server.poll() is None and time.monotonic() < deadline, "adk api_server did not start"
-            time.sleep(0.2)
-        assert card.json()["name"] == SERVICE_NAME
+        assert card_of(base, server, "adk api_server")["name"] == SERVICE_NAME
         agent = start_mock_agent("good")
 
         async def ask() -> Any:
@@ -228,6 +218,20 @@ def test_adk_api_server_serves_the_shipped_agents_folder(
         server.terminate()
         server.communicate(timeout=30)
     assert os.listdir(tmp_path / "results")
+
+
+def card_of(base: str, server: subprocess.Popen[str], what: str) -> dict[str, Any]:
+    """The agent card of a server process once it serves it (polled, with a deadline)."""
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            card = httpx.get(f"{base}.well-known/agent-card.json", timeout=5)
+            if card.status_code == 200:
+                return card.json()
+        except httpx.TransportError:
+            pass
+        assert server.poll() is None and time.monotonic() < deadline, f"{what} did not start"
+        time.sleep(0.2)
 
 
 def free_port() -> int:
@@ -248,15 +252,7 @@ def test_coordbench_tau2_serve_answers_over_a2a(subprocess_env: dict[str, str], 
     )
     base = f"http://127.0.0.1:{port}/"
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                if httpx.get(f"{base}.well-known/agent-card.json", timeout=5).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert server.poll() is None and time.monotonic() < deadline, "coordbench tau2 serve did not start"
-            time.sleep(0.2)
+        card_of(base, server, "coordbench tau2 serve")
 
         async def ask() -> Any:
             async with Messenger(timeout=60) as messenger:
