@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import os
 import sys
 import time
@@ -38,8 +37,6 @@ from coordbench.tau2.config import LLM_ARGS_KEYS, TOKEN_ENV, A2AConfig
 from coordbench.urls import redact_url
 
 __all__ = ["SERVICE_NAME", "main"]
-
-logger = logging.getLogger(__name__)
 
 SERVICE_NAME = "tau2"
 """``service.name`` of the driver's spans: the tau2 node of the agent graph."""
@@ -105,8 +102,8 @@ def _results_dir(peek: argparse.Namespace) -> Path:
     return Path(DATA_DIR) / "simulations"
 
 
-def _prepare(a2a: argparse.Namespace, rest: list[str]) -> tuple[A2AConfig, list[str], argparse.Namespace]:
-    peek, _ = _tau2_peek().parse_known_args(rest)
+def _prepare(a2a: argparse.Namespace, rest: list[str], peek: argparse.Namespace) -> tuple[A2AConfig, list[str]]:
+    """Validate the A2A settings; fill ``peek.agent_llm_args`` and ``peek.save_to``; the arguments for tau2."""
     if not a2a.a2a_endpoint:
         raise UsageError("--agent a2a_agent needs --a2a-endpoint URL (the agent's base URL, where its card is)")
     token = a2a.a2a_auth_token or os.environ.get(TOKEN_ENV) or None
@@ -134,7 +131,19 @@ def _prepare(a2a: argparse.Namespace, rest: list[str]) -> tuple[A2AConfig, list[
     saved = _results_dir(peek) / f"{peek.save_to}.json"
     if saved.exists() and not sys.stdin.isatty():
         raise UsageError(f"{saved} exists and tau2 would ask whether to resume it; choose another --save-to")
-    return config, rest, peek
+    return config, rest
+
+
+def _tau2_main(args: list[str]) -> None:
+    """tau2's own CLI on ``args`` (it reads ``sys.argv``)."""
+    from tau2 import cli as tau2_cli
+
+    argv = sys.argv
+    sys.argv = ["tau2", *args]
+    try:
+        tau2_cli.main()
+    finally:
+        sys.argv = argv
 
 
 def _tracing_requested() -> bool:
@@ -143,13 +152,11 @@ def _tracing_requested() -> bool:
     )
 
 
-def _run_a2a(a2a: argparse.Namespace, rest: list[str]) -> int:
-    from tau2 import cli as tau2_cli
-
+def _run_a2a(a2a: argparse.Namespace, rest: list[str], peek: argparse.Namespace) -> int:
     from coordbench.tau2.bridge import BRIDGE
     from coordbench.tau2.runner import a2a_session
 
-    config, rest, peek = _prepare(a2a, rest)
+    config, rest = _prepare(a2a, rest, peek)
     provider = None
     if _tracing_requested():
         from coordbench.instrument import A2AInstrumentor
@@ -161,15 +168,7 @@ def _run_a2a(a2a: argparse.Namespace, rest: list[str]) -> int:
     try:
         with a2a_session(config, domain=peek.domain or "", results=results) as session:
             _err.print(f"a2a_agent: {session.agent_name} at {redact_url(config.endpoint)}")
-            argv = sys.argv
-            sys.argv = [
-                "tau2",
-                *_replace_flag(rest, "--agent-llm-args", json.dumps(session.llm_args(peek.agent_llm_args))),
-            ]
-            try:
-                tau2_cli.main()
-            finally:
-                sys.argv = argv
+            _tau2_main(_replace_flag(rest, "--agent-llm-args", json.dumps(session.llm_args(peek.agent_llm_args))))
         report = session.report()
     except AgentCallError as exc:
         raise UsageError(f"cannot use {redact_url(config.endpoint)} as the agent ({exc.kind}): {exc}") from None
@@ -240,16 +239,9 @@ def main(argv: Sequence[str]) -> int:
         if given and not uses_a2a:
             raise UsageError(f"--{given[0].replace('_', '-')} applies to `run --agent {AGENT_NAME}` only")
         if uses_a2a:
-            return _run_a2a(a2a, rest)
+            return _run_a2a(a2a, rest, peek)
     except ConfigurationError as exc:
         _err.print(f"[red]error:[/red] {exc}")
         return 2
-    argv_before = sys.argv
-    sys.argv = ["tau2", *rest]
-    try:
-        from tau2 import cli as tau2_cli
-
-        tau2_cli.main()
-    finally:
-        sys.argv = argv_before
+    _tau2_main(rest)
     return 0

@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any, cast
 
+from coordbench.a2a import ERROR_KINDS
+
 __all__ = [
     "REASONING_ERRORS",
     "TRANSPORT_ERRORS",
@@ -23,8 +25,8 @@ __all__ = [
     "summarise",
 ]
 
-TRANSPORT_ERRORS = ("connection", "timeout", "auth", "card", "protocol", "malformed_reply")
-"""Error kinds of the A2A exchange itself (:data:`coordbench.a2a.ERROR_KINDS`)."""
+TRANSPORT_ERRORS = ERROR_KINDS
+"""Error kinds of the A2A exchange itself: those of :class:`coordbench.a2a.AgentCallError`."""
 REASONING_ERRORS = ("unknown_tool", "invalid_arguments", "agent_failed")
 """Error kinds of the agent's answer: it asked for a tool tau2 does not have, gave arguments
 that are not a JSON object, or ended its A2A task as failed or rejected."""

@@ -111,8 +111,13 @@ def _secret_from(env: str | None, what: str) -> str | None:
     return value
 
 
-def _prepare(args: dict[str, Any]) -> dict[str, Any]:
-    """Check a ``run_tau2_evaluation`` request; the keyword arguments of :func:`~coordbench.tau2.runner.evaluate`."""
+def _prepare(args: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """Check a ``run_tau2_evaluation`` request (reads the domain's tasks: run it off the event loop).
+
+    Returns:
+        The keyword arguments of :func:`~coordbench.tau2.runner.evaluate`, and how many
+        simulations the run will make.
+    """
     known = {
         "domain",
         "agent_endpoint",
@@ -159,42 +164,37 @@ def _prepare(args: dict[str, Any]) -> dict[str, Any]:
     task_ids = args.get("task_ids")
     if task_ids is not None and (not isinstance(task_ids, list) or not all(isinstance(t, str) for t in task_ids)):
         raise EvaluationRequestError("task_ids must be a list of task id strings")
-    if task_ids:
-        from tau2.run import get_tasks
+    from tau2.run import get_tasks
 
-        existing = {task.id for task in get_tasks(domain)}
-        missing = [t for t in task_ids if t not in existing]
-        if missing:
-            raise EvaluationRequestError(f"domain {domain} has no task(s) {', '.join(missing)}")
+    existing = [task.id for task in get_tasks(domain)]  # the domain's tasks, read once per request
+    missing = [t for t in task_ids or [] if t not in existing]
+    if missing:
+        raise EvaluationRequestError(f"domain {domain} has no task(s) {', '.join(missing)}")
+    num_tasks = args.get("num_tasks")
+    tasks = len(task_ids) if task_ids else min(num_tasks or len(existing), len(existing))
+    num_trials = args.get("num_trials") or 1
     values: dict[str, Any] = {"endpoint": args["agent_endpoint"]}
     values["auth_token"] = _secret_from(args.get("agent_token_env"), "agent_token_env")
     if args.get("agent_timeout") is not None:
         values["timeout"] = args["agent_timeout"]
-    return {
+    prepared = {
         "config": A2AConfig.create(**values),
         "domain": domain,
         "user_llm": user_llm,
         "user_llm_args": user_llm_args,
         "task_ids": task_ids or None,
-        "num_tasks": args.get("num_tasks"),
-        "num_trials": args.get("num_trials") or 1,
+        "num_tasks": num_tasks,
+        "num_trials": num_trials,
         "max_steps": args.get("max_steps") or 50,
         "max_concurrency": concurrency,
     }
-
-
-def _expected_simulations(prepared: dict[str, Any]) -> int:
-    from tau2.run import get_tasks
-
-    tasks = get_tasks(prepared["domain"], task_ids=prepared["task_ids"], num_tasks=prepared["num_tasks"])
-    return len(tasks) * prepared["num_trials"]
+    return prepared, tasks * num_trials
 
 
 async def _evaluate(args: dict[str, Any], progress: asyncio.Queue[str] | None = None) -> dict[str, Any]:
     from coordbench.tau2.runner import evaluate
 
-    prepared = _prepare(args)
-    total = _expected_simulations(prepared)
+    prepared, total = await asyncio.to_thread(_prepare, args)
     results_dir = Path(os.environ.get(RESULTS_ENV) or "output/tau2")
     save_to = f"{prepared['domain']}_{uuid.uuid4().hex[:12]}"
     results = results_dir / f"{save_to}.json"
@@ -238,7 +238,7 @@ async def run_tau2_evaluation(
     return await _evaluate(args)
 
 
-_TOOLS = {"list_domains": "list_domains", "run_tau2_evaluation": "run_tau2_evaluation"}
+_TOOLS = frozenset({"list_domains", "run_tau2_evaluation"})
 _URL = re.compile(r"https?://[^\s\"'<>]+")
 _DATAPART = re.compile(rb"<a2a_datapart_json>(.*?)</a2a_datapart_json>", re.S)
 
