@@ -26,6 +26,7 @@ from coordbench.steps import (
     step_from_span,
     step_to_dict,
 )
+from coordbench.steps.document import ResponseTraceDocument, StepDocument
 
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 T0 = 1_700_000_000_123_456_789  # 2023-11-14T22:13:20.123456789Z
@@ -331,3 +332,89 @@ def test_timestamps_keep_nanoseconds() -> None:
     assert parse_timestamp("2023-11-14T22:13:20Z") == T0 - 123_456_789
     with pytest.raises(StepFormatError):
         parse_timestamp("2023-13-45T99:00:00Z")
+
+
+def full_step() -> Step:
+    """A Step with every field set, an agent invocation and a nested trace with a tool step."""
+    inner = Step(
+        step_id="1111111111111111",
+        trace_id=TRACE,
+        call_type=CallType.TOOL,
+        parent_step_id="00f067aa0ba902b7",
+        step_action=ToolInvocation("search", {"q": "x", "n": [1, 2]}),
+        start_time_unix_nano=T0 + 1,
+        end_time_unix_nano=T0 + 2_000_001,
+        additional_attributes={"raw": b"\x00\xff", "nested": {"a": ("x", 1)}},
+    )
+    return Step(
+        step_id="00f067aa0ba902b7",
+        trace_id=TRACE,
+        call_type=CallType.AGENT,
+        parent_step_id="a3ce929d0e0e4736",
+        name="invoke_agent B",
+        start_time_unix_nano=T0,
+        end_time_unix_nano=T0 + 12_500_000,
+        error="boom",
+        cost=0.25,
+        total_tokens=42,
+        step_action=AgentInvocation("http://b/", "B", {"text": "hi"}, ResponseTrace(TRACE, (inner,))),
+        additional_attributes={"k": "v", "n": 3, "f": 0.5, "b": True, "l": ("a", "b")},
+    )
+
+
+def test_what_is_written_is_what_the_document_model_serialises() -> None:
+    """step_to_dict is written by hand for speed; it must say exactly what StepDocument says."""
+    written = step_to_dict(full_step())
+    assert StepDocument.model_validate(written).model_dump(mode="json", exclude_none=True) == written
+    assert written["additional_attributes"] == {"k": "v", "n": 3, "f": 0.5, "b": True, "l": ["a", "b"]}
+    inner = written["step_action"]["agent_invocation"]["response_trace"]["steps"][0]
+    assert inner["additional_attributes"] == {"raw": "00ff", "nested": {"a": ["x", 1]}}  # bytes as hex
+    trace = response_trace_to_dict(ResponseTrace(TRACE, (full_step(),)))
+    assert ResponseTraceDocument.model_validate(trace).model_dump(mode="json", exclude_none=True) == trace
+
+
+def test_every_bad_field_is_named_in_one_message() -> None:
+    with pytest.raises(StepFormatError) as caught:
+        step_from_dict({"step_id": 5, "call_type": "ROBOT", "latency": "slow", "cost": True})
+    assert caught.value.message.split("; ") == [
+        "step.step_id: expected a string, got int",
+        "step.trace_id: required",
+        "step.call_type: expected one of AGENT, TOOL, HOST, got 'ROBOT'",
+        "step.cost: expected a number, got True",
+        "step.latency: expected a number, got 'slow'",
+    ]
+
+
+def test_camel_case_documents_are_faulted_by_their_snake_case_path() -> None:
+    document = {"stepId": "s", "traceId": "t", "callType": "TOOL", "totalTokens": -1, "startTime": 5}
+    with pytest.raises(StepFormatError) as caught:
+        step_from_dict(document, path="steps[3]")
+    assert caught.value.message == (
+        "steps[3].total_tokens: expected an integer >= 0, got -1; "
+        "steps[3].start_time: expected an RFC 3339 string, got 5"
+    )
+
+
+def test_a_response_trace_takes_its_first_steps_trace_id_or_needs_one() -> None:
+    step = {"step_id": "a", "traceId": "t-9", "call_type": "HOST"}
+    assert response_trace_from_dict({"steps": [step]}).trace_id == "t-9"
+    assert response_trace_from_dict({"traceId": "t-1", "steps": [step]}).trace_id == "t-1"
+    assert response_trace_from_dict({"trace_id": "t-1"}) == ResponseTrace("t-1")
+    with pytest.raises(StepFormatError, match=r"^response_trace\.trace_id: required$"):
+        response_trace_from_dict({"steps": []})
+    with pytest.raises(StepFormatError, match=r"^response_trace: expected an object, got str$"):
+        response_trace_from_dict("t-1")
+
+
+def test_nesting_is_counted_in_the_proto3_spelling_too() -> None:
+    step: dict[str, object] = {"stepId": "leaf", "traceId": "t", "callType": 2}
+    for _ in range(MAX_TRACE_NESTING + 1):
+        trace = {"traceId": "t", "steps": [step]}
+        step = {
+            "stepId": "s",
+            "traceId": "t",
+            "callType": 1,
+            "stepAction": {"agentInvocation": {"responseTrace": trace}},
+        }
+    with pytest.raises(StepFormatError, match=f"traces nested more than {MAX_TRACE_NESTING} deep"):
+        step_from_dict(step)
