@@ -17,7 +17,7 @@ from coordbench import __version__
 from coordbench.auth import bearer_ok
 from coordbench.bodylimit import BodyLimitMiddleware, BodyTooLargeError
 from coordbench.errors import StepFormatError
-from coordbench.otlp import native
+from coordbench.otlp import CODECS, native
 from coordbench.otlp.grpc import GrpcReceiver
 from coordbench.otlp.http import Inflight
 from coordbench.otlp.http import router as otlp_router
@@ -55,7 +55,9 @@ def tune_gc_for_ingest() -> None:
 
 def build_store(settings: Settings) -> TraceStore:
     """The store the settings describe (durable when ``data_dir`` is set)."""
-    persistence = SqlitePersistence(settings.data_dir, fsync=settings.fsync) if settings.data_dir else None
+    persistence = (
+        SqlitePersistence(settings.data_dir, codecs=CODECS, fsync=settings.fsync) if settings.data_dir else None
+    )
     return TraceStore(
         max_spans=settings.max_spans,
         max_traces=settings.max_traces,

@@ -9,7 +9,7 @@ downstream (:mod:`coordbench.steps`, the span tree, the agent graph) works on
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 from types import MappingProxyType
@@ -22,15 +22,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AttributeValue",
-    "EncodedSpan",
-    "Envelope",
     "SpanData",
     "SpanEvent",
     "SpanKind",
     "SpanLink",
     "StatusCode",
     "jsonable",
-    "register_span_format",
     "span_data_from_readable",
     "span_from_dict",
     "span_to_dict",
@@ -200,71 +197,6 @@ def span_data_from_readable(span: ReadableSpan) -> SpanData:
 def spans_from_readable(spans: Iterable[ReadableSpan]) -> list[SpanData]:
     """Convert SDK spans, skipping none; see :func:`span_data_from_readable`."""
     return [span_data_from_readable(s) for s in spans]
-
-
-# --- spans as received: ids now, everything else on demand ----------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Envelope:
-    """What the spans of one OTLP ``ScopeSpans`` share: their resource and instrumentation scope."""
-
-    resource: Mapping[str, AttributeValue]
-    scope_name: str = ""
-
-
-class EncodedSpan(NamedTuple):
-    """A span as the trace store keeps it: the ids grouping needs, the rest still encoded.
-
-    Building a full :class:`SpanData` costs far more than parsing the span (figures in
-    ``docs/benchmarks.md``, receiver ingest), so the receiver stores this and decodes on read. ``fmt``
-    names the decoder registered with :func:`register_span_format` (the OTLP module
-    registers ``otlp/protobuf`` and ``otlp/json``), so this module never sees protobuf.
-
-    Attributes:
-        trace_id: 16 bytes.
-        span_id: 8 bytes.
-        parent_span_id: 8 bytes, or empty for a root span.
-        fmt: Name of the payload's format.
-        payload: The encoded span (format-specific: for OTLP protobuf the parsed ``Span``
-            message, or its bytes once loaded from storage).
-        envelope: Resource and scope shared with the other spans of the same scope.
-    """
-
-    trace_id: bytes
-    span_id: bytes
-    parent_span_id: bytes
-    fmt: str
-    payload: Any
-    envelope: Envelope
-
-    def decode(self) -> SpanData:
-        """The full span.
-
-        Raises:
-            KeyError: If no decoder is registered for ``fmt``.
-        """
-        return _FORMATS[self.fmt][0](self)
-
-    def dump(self) -> tuple[str, bytes]:
-        """The payload as bytes, for storage: ``(format, bytes)`` (the format may differ from ``fmt``).
-
-        Raises:
-            KeyError: If no decoder is registered for ``fmt``.
-        """
-        return _FORMATS[self.fmt][1](self)
-
-
-_FORMATS: dict[str, tuple[Callable[[EncodedSpan], SpanData], Callable[[EncodedSpan], tuple[str, bytes]]]] = {}
-
-
-def register_span_format(
-    fmt: str,
-    decoder: Callable[[EncodedSpan], SpanData],
-    dumper: Callable[[EncodedSpan], tuple[str, bytes]],
-) -> None:
-    """Register how to read (``decoder``) and store (``dumper``) :class:`EncodedSpan` payloads of format ``fmt``."""
-    _FORMATS[fmt] = (decoder, dumper)
 
 
 def jsonable(value: AttributeValue) -> Any:

@@ -18,7 +18,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from coordbench.otlp import OtlpDecodeError, decode_protobuf, export_request, native
-from coordbench.otlp.decode import FORMAT_PROTOBUF, DecodeResult
+from coordbench.otlp.decode import OTLP_PROTOBUF, DecodeResult
 from coordbench.store.sizes import ENCODED_SPAN_OVERHEAD, group_by_trace, held_bytes
 from support.fuzz_scan import ordered, reference_group, shuffled_batch
 from support.mutate import mutate
@@ -50,7 +50,7 @@ def _same(fast: tuple[list, tuple[int, int, int]], reference: DecodeResult) -> N
 def test_realistic_requests_take_the_native_path_and_match(monkeypatch: pytest.MonkeyPatch) -> None:
     sent = varied_spans(40)
     body = export_request(sent).SerializeToString()
-    fast = native.scan(body, FORMAT_PROTOBUF, _envelope)
+    fast = native.scan(body, OTLP_PROTOBUF, _envelope)
     assert fast is not None
     _same(fast, _protobuf_path(body, monkeypatch))
     assert sorted(s.decode() for s in fast[0]) == sorted(sent)
@@ -122,7 +122,7 @@ GOOD = Span(trace_id=b"\x01" * 16, span_id=b"\x02" * 8, name="good").SerializeTo
 def test_what_the_scanner_declines_the_protobuf_path_decodes(
     case: str, body: bytes, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert native.scan(body, FORMAT_PROTOBUF, _envelope) is None, case
+    assert native.scan(body, OTLP_PROTOBUF, _envelope) is None, case
     ExportTraceServiceRequest.FromString(body)  # legal protobuf
     result = decode_protobuf(body)
     assert result.spans == _protobuf_path(body, monkeypatch).spans
@@ -147,7 +147,7 @@ def test_what_protobuf_refuses_the_scanner_declines(case: str, span_bytes: bytes
     body = _request_with(span_bytes)
     with pytest.raises(DecodeError):
         ExportTraceServiceRequest.FromString(body)
-    assert native.scan(body, FORMAT_PROTOBUF, _envelope) is None, case
+    assert native.scan(body, OTLP_PROTOBUF, _envelope) is None, case
     with pytest.raises(OtlpDecodeError, match=r"cannot decode ExportTraceServiceRequest \(protobuf\)"):
         decode_protobuf(body)
 
@@ -165,7 +165,7 @@ def test_mutated_bodies_the_scanner_accepts_are_parsed_identically(monkeypatch: 
             parses = True
         except DecodeError:
             parses = False
-        fast = native.scan(body, FORMAT_PROTOBUF, _envelope)
+        fast = native.scan(body, OTLP_PROTOBUF, _envelope)
         if fast is None:
             outcomes["declined, protobuf parses" if parses else "declined, protobuf refuses"] += 1
             continue
@@ -190,7 +190,7 @@ def test_spans_with_bad_ids_are_counted_like_the_protobuf_path(monkeypatch: pyte
     scope = request.resource_spans.add().scope_spans.add()
     scope.spans.extend([*bad, Span.FromString(GOOD)])
     body = request.SerializeToString()
-    fast = native.scan(body, FORMAT_PROTOBUF, _envelope)
+    fast = native.scan(body, OTLP_PROTOBUF, _envelope)
     assert fast is not None
     assert fast[1] == (3, 1, 1)
     _same(fast, _protobuf_path(body, monkeypatch))

@@ -13,7 +13,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from coordbench.otlp import decode_json, decode_protobuf, export_request, export_request_json
+from coordbench.errors import ConfigurationError
+from coordbench.otlp import CODECS, OTLP_PROTOBUF, decode_json, decode_protobuf, export_request, export_request_json
 from coordbench.spans import SpanLink
 from coordbench.store import SqlitePersistence, TraceStore
 from coordbench.testing import bind_loopback
@@ -28,14 +29,14 @@ async def test_spans_come_back_after_reopening(tmp_path: Path) -> None:
     link = SpanLink("ab" * 16, sid(99), {"reason": "follow-up"}, "k=v")
     served = serve("B", parent=sid(2), span_id=sid(3))._replace(links=(link,))
     json_spans = decode_json(json.dumps(export_request_json([served])).encode()).spans
-    store = TraceStore(persistence=SqlitePersistence(tmp_path))
+    store = TraceStore(persistence=SqlitePersistence(tmp_path, codecs=CODECS))
     await store.open()
     await store.add(decode_protobuf(export_request(spans).SerializeToString()).spans)
     await store.add(json_spans)
     before = store.get(TRACE)
     await store.close()
 
-    reopened = TraceStore(persistence=SqlitePersistence(tmp_path))
+    reopened = TraceStore(persistence=SqlitePersistence(tmp_path, codecs=CODECS))
     await reopened.open()
     after = reopened.get(TRACE)
     assert before is not None and after is not None
@@ -45,10 +46,21 @@ async def test_spans_come_back_after_reopening(tmp_path: Path) -> None:
     # evicting a trace deletes it from disk too
     assert await reopened.delete(TRACE)
     await reopened.close()
-    empty = TraceStore(persistence=SqlitePersistence(tmp_path))
+    empty = TraceStore(persistence=SqlitePersistence(tmp_path, codecs=CODECS))
     await empty.open()
     assert empty.stats.spans == 0
     await empty.close()
+
+
+async def test_a_span_stored_in_an_encoding_no_codec_reads_is_named_on_open(tmp_path: Path) -> None:
+    store = TraceStore(persistence=SqlitePersistence(tmp_path, codecs=CODECS))
+    await store.open()
+    await store.add(decode_protobuf(export_request([span("root", span_id=sid(1))]).SerializeToString()).spans)
+    await store.close()
+    json_only = {name: codec for name, codec in CODECS.items() if codec is not OTLP_PROTOBUF}
+    reopened = TraceStore(persistence=SqlitePersistence(tmp_path, codecs=json_only))
+    with pytest.raises(ConfigurationError, match=r"holds a span stored as 'otlp/protobuf'.*\(it reads otlp/json\)"):
+        await reopened.open()
 
 
 def _start(port: int, data_dir: Path) -> subprocess.Popen[str]:

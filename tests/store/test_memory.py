@@ -7,8 +7,9 @@ import asyncio
 import pytest
 
 from coordbench.otlp import decode_protobuf, export_request, native
-from coordbench.spans import EncodedSpan, SpanData, StatusCode
+from coordbench.spans import SpanData, StatusCode
 from coordbench.store import BatchTooLargeError, StoreFullError, TraceStore
+from coordbench.store.encoded import EncodedSpan
 from coordbench.store.sizes import ENCODED_SPAN_OVERHEAD, Grouper, held_bytes
 from support.spans import TRACE, call, serve, sid, span
 

@@ -94,7 +94,7 @@ def run(seed: int, count: int) -> dict[str, int]:
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
     from coordbench.otlp import decode_protobuf, export_request, native
-    from coordbench.otlp.decode import FORMAT_PROTOBUF, _envelope  # pyright: ignore[reportPrivateUsage]
+    from coordbench.otlp.decode import OTLP_PROTOBUF, _envelope  # pyright: ignore[reportPrivateUsage]
     from support.mutate import mutate
     from support.spans import varied_spans
 
@@ -118,7 +118,7 @@ def run(seed: int, count: int) -> dict[str, int]:
             parses = True
         except DecodeError:
             parses = False
-        fast = native.scan(exact_buffer(body), FORMAT_PROTOBUF, _envelope)  # pyright: ignore[reportArgumentType]
+        fast = native.scan(exact_buffer(body), OTLP_PROTOBUF, _envelope)  # pyright: ignore[reportArgumentType]
         if fast is None:
             counts["declined, protobuf parses" if parses else "declined, protobuf refuses"] += 1
             continue
@@ -149,7 +149,7 @@ def run(seed: int, count: int) -> dict[str, int]:
 
     for body in bodies:  # an error in the envelope callback comes out as itself
         try:
-            native.scan(body, FORMAT_PROTOBUF, failing_envelope)
+            native.scan(body, OTLP_PROTOBUF, failing_envelope)
         except _Raised:
             continue
         raise AssertionError("the envelope callback's error was lost")

@@ -21,8 +21,9 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcess
 from coordbench import semconv
 from coordbench.instrument import A2AInstrumentor
 from coordbench.otlp import encoded_span
-from coordbench.spans import EncodedSpan, span_data_from_readable
+from coordbench.spans import span_data_from_readable
 from coordbench.store import BatchTooLargeError, StoreUnavailableError, TraceStore
+from coordbench.store.encoded import EncodedSpan
 from coordbench.telemetry import requested_exporters
 
 __all__ = ["AssessorTracing", "StoreSpanExporter", "export_to_store"]

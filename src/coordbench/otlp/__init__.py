@@ -1,8 +1,9 @@
 """OTLP in and out: decoding exports into domain spans, encoding spans, HTTP and gRPC receivers."""
 
 from coordbench.otlp.decode import (
-    FORMAT_JSON,
-    FORMAT_PROTOBUF,
+    CODECS,
+    OTLP_JSON,
+    OTLP_PROTOBUF,
     DecodeResult,
     OtlpDecodeError,
     decode_json,
@@ -13,8 +14,9 @@ from coordbench.otlp.decode import (
 from coordbench.otlp.encode import export_request, export_request_json, span_message
 
 __all__ = [
-    "FORMAT_JSON",
-    "FORMAT_PROTOBUF",
+    "CODECS",
+    "OTLP_JSON",
+    "OTLP_PROTOBUF",
     "DecodeResult",
     "OtlpDecodeError",
     "decode_json",

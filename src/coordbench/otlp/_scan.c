@@ -3,7 +3,7 @@
  * One pass over an encoded ExportTraceServiceRequest validates every field against the
  * schema the Python side derives from the installed protobuf descriptors (wire types, lengths,
  * UTF-8 of string fields, nested messages) and builds, per span, the stored tuple
- * (trace_id, span_id, parent_span_id, fmt, payload, envelope) with the span's bytes sliced
+ * (trace_id, span_id, parent_span_id, codec, payload, envelope) with the span's bytes sliced
  * out as the sender wrote them.
  *
  * It is strict: whatever it is not sure protobuf would parse the same way (a wire type that
@@ -177,7 +177,7 @@ static int validate(int msg, const uint8_t *p, const uint8_t *end, int depth) {
 
 typedef struct {
     PyTypeObject *span_type;
-    PyObject *fmt;
+    PyObject *codec;
     PyObject *envelope_of;
     PyObject *spans;         /* list of span_type tuples */
     PyObject *last_trace_id; /* shared by consecutive spans of one trace: one object, not one per span */
@@ -234,7 +234,7 @@ static int scan_span(Scan *scan, const uint8_t *start, const uint8_t *end) {
         trace_id,
         PyBytes_FromStringAndSize((const char *)ids[2], 8),
         PyBytes_FromStringAndSize(sizes[4] ? (const char *)ids[4] : NULL, (Py_ssize_t)sizes[4]),
-        Py_NewRef(scan->fmt),
+        Py_NewRef(scan->codec),
         PyBytes_FromStringAndSize((const char *)start, end - start),
         Py_NewRef(Py_None), /* the envelope, set once the whole ResourceSpans is read */
     };
@@ -355,24 +355,24 @@ static int scan_resource_spans(Scan *scan, const uint8_t *p, const uint8_t *end)
 }
 
 PyDoc_STRVAR(scan_doc,
-"scan(body, span_type, fmt, envelope_of) -> (spans, rejected) | None\n\n"
+"scan(body, span_type, codec, envelope_of) -> (spans, rejected) | None\n\n"
 "Validate an encoded ExportTraceServiceRequest and build its spans; None when the protobuf\n"
 "path must decide (see coordbench/otlp/native.py).");
 
 static PyObject *scan(PyObject *Py_UNUSED(module), PyObject *args) {
     Py_buffer body;
-    PyObject *span_type, *fmt, *envelope_of;
+    PyObject *span_type, *codec, *envelope_of;
     if (!configured) {
         PyErr_SetString(PyExc_RuntimeError, "_scan.configure() has not been called");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "y*O!UO:scan", &body, &PyType_Type, &span_type, &fmt, &envelope_of)) return NULL;
+    if (!PyArg_ParseTuple(args, "y*O!OO:scan", &body, &PyType_Type, &span_type, &codec, &envelope_of)) return NULL;
     if (!PyType_IsSubtype((PyTypeObject *)span_type, &PyTuple_Type)) {
         PyBuffer_Release(&body);
         PyErr_SetString(PyExc_TypeError, "span_type must be a tuple subclass");
         return NULL;
     }
-    Scan state = {(PyTypeObject *)span_type, fmt, envelope_of, PyList_New(0), NULL, {0, 0, 0}};
+    Scan state = {(PyTypeObject *)span_type, codec, envelope_of, PyList_New(0), NULL, {0, 0, 0}};
     if (state.spans == NULL) {
         PyBuffer_Release(&body);
         return NULL;
@@ -404,7 +404,7 @@ static PyObject *scan(PyObject *Py_UNUSED(module), PyObject *args) {
 
 PyDoc_STRVAR(group_doc,
 "group(spans, overhead) -> (groups, sizes) or None\n\n"
-"spans: a list of stored-span tuples (trace_id, span_id, parent_span_id, fmt, payload, ...).\n"
+"spans: a list of stored-span tuples (trace_id, span_id, parent_span_id, codec, payload, ...).\n"
 "groups: trace id -> {span id -> span}, in first-seen order, the first copy of each span id\n"
 "kept; sizes: trace id -> the sum of len(payload) + overhead over the spans kept.\n"
 "None when an id or a payload is not bytes: the caller groups such a batch itself.");

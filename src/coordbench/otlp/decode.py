@@ -2,7 +2,7 @@
 
 The walk keeps per span only what grouping needs (trace id, span id, parent id) plus the
 span's own encoding, sliced out of the request as the sender wrote it
-(:mod:`coordbench.otlp.wire`); :meth:`~coordbench.spans.EncodedSpan.decode` builds the full
+(:mod:`coordbench.otlp.wire`); :meth:`~coordbench.store.encoded.EncodedSpan.decode` builds the full
 :class:`~coordbench.spans.SpanData` later, when someone reads the trace.
 
 OTLP/JSON is not the protobuf JSON mapping: ids are hex, enums are integers, 64-bit integers
@@ -22,6 +22,7 @@ import logging
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, cast
 
 from google.protobuf.message import DecodeError
@@ -34,22 +35,14 @@ from coordbench import jsontext
 from coordbench.errors import CoordbenchError
 from coordbench.otlp import native
 from coordbench.otlp.wire import WireError, span_slices
-from coordbench.spans import (
-    AttributeValue,
-    EncodedSpan,
-    Envelope,
-    SpanData,
-    SpanEvent,
-    SpanKind,
-    SpanLink,
-    StatusCode,
-    register_span_format,
-)
+from coordbench.spans import AttributeValue, SpanData, SpanEvent, SpanKind, SpanLink, StatusCode
+from coordbench.store.encoded import EncodedSpan, Envelope, SpanCodec
 
 __all__ = [
-    "FORMAT_JSON",
-    "FORMAT_PROTOBUF",
+    "CODECS",
     "MAX_VALUE_DEPTH",
+    "OTLP_JSON",
+    "OTLP_PROTOBUF",
     "DecodeResult",
     "OtlpDecodeError",
     "decode_json",
@@ -60,9 +53,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-FORMAT_PROTOBUF = "otlp/protobuf"
-FORMAT_JSON = "otlp/json"
 
 _ZERO_TRACE = bytes(16)
 _ZERO_SPAN = bytes(8)
@@ -149,7 +139,7 @@ def decode_protobuf(body: bytes) -> DecodeResult:
     """
     body = body if type(body) is bytes else bytes(body)  # the store keeps slices of it: immutable bytes
     if native.AVAILABLE:
-        fast = native.scan(body, FORMAT_PROTOBUF, _envelope)
+        fast = native.scan(body, OTLP_PROTOBUF, _envelope)
         if fast is not None:
             spans, rejected = fast
             result = DecodeResult(spans)
@@ -267,7 +257,7 @@ def _walk(request: ExportTraceServiceRequest, encoded: list[list[bytes]] | None)
                 # Bytes, not the parsed message: keeping ~100k upb wrappers alive (GC-tracked, each
                 # pinning its request's arena) measured 2.6x the memory and 40% slower ingest.
                 payload = raw[index] if raw is not None else span.SerializeToString()
-                append(make(EncodedSpan, (trace_id, span_id, parent, FORMAT_PROTOBUF, payload, envelope)))
+                append(make(EncodedSpan, (trace_id, span_id, parent, OTLP_PROTOBUF, payload, envelope)))
     return result
 
 
@@ -502,7 +492,7 @@ def decode_json(body: bytes) -> DecodeResult:
                 except _Bad as exc:
                     result.rejected[str(exc)] += 1
                     continue
-                result.spans.append(EncodedSpan(trace_id, span_id, parent, FORMAT_JSON, data, envelope))
+                result.spans.append(EncodedSpan(trace_id, span_id, parent, OTLP_JSON, data, envelope))
     return result
 
 
@@ -598,7 +588,7 @@ def encoded_span(span: SpanData) -> EncodedSpan:
     problem = _unencodable(span)
     if problem is not None:
         raise ValueError(f"span {span.span_id}: {problem}")
-    return EncodedSpan(trace_id, span_id, parent, FORMAT_JSON, span, Envelope(span.resource, span.scope_name))
+    return EncodedSpan(trace_id, span_id, parent, OTLP_JSON, span, Envelope(span.resource, span.scope_name))
 
 
 def _unencodable(span: SpanData) -> str | None:
@@ -647,14 +637,20 @@ def _json_decoded(encoded: EncodedSpan) -> SpanData:
 
 def _protobuf_dump(encoded: EncodedSpan) -> tuple[str, bytes]:
     payload = encoded.payload
-    return FORMAT_PROTOBUF, payload.SerializeToString() if isinstance(payload, Span) else cast("bytes", payload)
+    return OTLP_PROTOBUF.name, payload.SerializeToString() if isinstance(payload, Span) else cast("bytes", payload)
 
 
 def _json_dump(encoded: EncodedSpan) -> tuple[str, bytes]:
     from coordbench.otlp.encode import span_message
 
-    return FORMAT_PROTOBUF, span_message(_json_decoded(encoded)).SerializeToString()
+    return OTLP_PROTOBUF.name, span_message(_json_decoded(encoded)).SerializeToString()
 
 
-register_span_format(FORMAT_PROTOBUF, _protobuf_span_data, _protobuf_dump)
-register_span_format(FORMAT_JSON, _json_decoded, _json_dump)
+OTLP_PROTOBUF = SpanCodec("otlp/protobuf", _protobuf_span_data, _protobuf_dump)
+"""Spans received as OTLP protobuf, kept as each span's bytes (and stored as they came)."""
+
+OTLP_JSON = SpanCodec("otlp/json", _json_decoded, _json_dump)
+"""Spans received as OTLP/JSON or built in memory (reported Steps), kept decoded; stored as protobuf."""
+
+CODECS: Mapping[str, SpanCodec] = MappingProxyType({codec.name: codec for codec in (OTLP_PROTOBUF, OTLP_JSON)})
+"""The codecs by name, for a durable store reading back what it stored (:class:`coordbench.store.SqlitePersistence`)."""

@@ -29,7 +29,7 @@ from types import ModuleType
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from coordbench.spans import EncodedSpan, Envelope
+from coordbench.store.encoded import EncodedSpan, Envelope, SpanCodec
 from coordbench.store.sizes import Grouped
 
 __all__ = ["AVAILABLE", "REJECTION_REASONS", "group", "scan"]
@@ -130,13 +130,13 @@ AVAILABLE = _native is not None
 
 
 def scan(
-    body: bytes, fmt: str, envelope_of: Callable[[bytes | None, bytes | None], Envelope]
+    body: bytes, codec: SpanCodec, envelope_of: Callable[[bytes | None, bytes | None], Envelope]
 ) -> tuple[list[EncodedSpan], tuple[int, int, int]] | None:
     """The spans of an encoded export request, or ``None`` when the protobuf path must decide.
 
     Args:
         body: The (decompressed) request body.
-        fmt: The format name stored with each span.
+        codec: The codec each span carries (:data:`coordbench.otlp.decode.OTLP_PROTOBUF`).
         envelope_of: Called once per ``ScopeSpans`` with the encoded ``Resource`` (``None``
             when absent) and ``InstrumentationScope`` (``None`` when absent), both already
             validated.
@@ -148,7 +148,7 @@ def scan(
     """
     if _native is None:
         return None
-    return _native.scan(body, EncodedSpan, fmt, envelope_of)
+    return _native.scan(body, EncodedSpan, codec, envelope_of)
 
 
 def group(spans: list[EncodedSpan], overhead: int) -> Grouped | None:

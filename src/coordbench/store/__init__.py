@@ -12,6 +12,7 @@ from coordbench.store.base import (
     TraceSummary,
     completeness_of,
 )
+from coordbench.store.encoded import EncodedSpan, Envelope, SpanCodec
 from coordbench.store.memory import AddResult, TraceStore
 from coordbench.store.sqlite import SqlitePersistence
 
@@ -19,7 +20,10 @@ __all__ = [
     "AddResult",
     "BatchTooLargeError",
     "Completeness",
+    "EncodedSpan",
+    "Envelope",
     "Persistence",
+    "SpanCodec",
     "SqlitePersistence",
     "StoreFullError",
     "StoreStats",

@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from coordbench.errors import CoordbenchError
-from coordbench.spans import EncodedSpan, SpanData
+from coordbench.spans import SpanData
 from coordbench.spantree import Completeness, completeness_of, subtree_of
+from coordbench.store.encoded import EncodedSpan
 
 __all__ = [
     "Completeness",

@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from coordbench import semconv
-from coordbench.spans import EncodedSpan, SpanData
+from coordbench.spans import SpanData
 from coordbench.store.base import (
     BatchTooLargeError,
     Completeness,
@@ -33,6 +33,7 @@ from coordbench.store.base import (
     completeness_of,
     subtree_of,
 )
+from coordbench.store.encoded import EncodedSpan
 from coordbench.store.sizes import Grouper, group_by_trace, held_bytes
 
 __all__ = ["AddResult", "TraceStore"]

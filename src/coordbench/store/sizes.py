@@ -11,7 +11,8 @@ import operator
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TypeAlias
 
-from coordbench.spans import AttributeValue, EncodedSpan, SpanData
+from coordbench.spans import AttributeValue, SpanData
+from coordbench.store.encoded import EncodedSpan
 
 __all__ = [
     "ENCODED_SPAN_OVERHEAD",
@@ -48,8 +49,9 @@ def held_bytes(span: EncodedSpan) -> int:
     against measured RSS in the ingest benchmark (``benchmarks/ingest.py``).
 
     Example:
-        >>> from coordbench.spans import EncodedSpan, Envelope
-        >>> span = EncodedSpan(b"t" * 16, b"s" * 8, b"", "otlp/protobuf", b"x" * 470, Envelope({}))
+        >>> from coordbench.otlp import OTLP_PROTOBUF
+        >>> from coordbench.store.encoded import EncodedSpan, Envelope
+        >>> span = EncodedSpan(b"t" * 16, b"s" * 8, b"", OTLP_PROTOBUF, b"x" * 470, Envelope({}))
         >>> held_bytes(span)
         800
     """
@@ -71,8 +73,9 @@ def held_bytes_of(spans: Collection[EncodedSpan]) -> int:
     """:func:`held_bytes` summed over ``spans`` (at C speed when every payload is bytes, as from OTLP/protobuf).
 
     Example:
-        >>> from coordbench.spans import EncodedSpan, Envelope
-        >>> span = EncodedSpan(b"t" * 16, b"s" * 8, b"", "otlp/protobuf", b"x" * 470, Envelope({}))
+        >>> from coordbench.otlp import OTLP_PROTOBUF
+        >>> from coordbench.store.encoded import EncodedSpan, Envelope
+        >>> span = EncodedSpan(b"t" * 16, b"s" * 8, b"", OTLP_PROTOBUF, b"x" * 470, Envelope({}))
         >>> held_bytes_of([span, span])
         1600
     """
@@ -104,8 +107,9 @@ def group_by_trace(spans: Sequence[EncodedSpan], grouper: Grouper | None = None)
         trace's group.
 
     Example:
-        >>> from coordbench.spans import EncodedSpan, Envelope
-        >>> a = EncodedSpan(b"t" * 16, b"a" * 8, b"", "otlp/protobuf", b"x" * 470, Envelope({}))
+        >>> from coordbench.otlp import OTLP_PROTOBUF
+        >>> from coordbench.store.encoded import EncodedSpan, Envelope
+        >>> a = EncodedSpan(b"t" * 16, b"a" * 8, b"", OTLP_PROTOBUF, b"x" * 470, Envelope({}))
         >>> b = a._replace(span_id=b"b" * 8)
         >>> groups, sizes = group_by_trace([a, b, a])
         >>> [len(g) for g in groups.values()], list(sizes.values())

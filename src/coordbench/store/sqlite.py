@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any, cast
 
 from coordbench.errors import ConfigurationError
-from coordbench.spans import AttributeValue, EncodedSpan, Envelope
+from coordbench.spans import AttributeValue
 from coordbench.store.base import StoredSpan
+from coordbench.store.encoded import EncodedSpan, Envelope, SpanCodec
 
 __all__ = ["SqlitePersistence"]
 
@@ -73,10 +74,12 @@ class SqlitePersistence:
 
     Args:
         data_dir: Directory for the database (created if missing).
+        codecs: The codecs that read stored payloads back, by the name each stored span's
+            :meth:`~coordbench.store.encoded.EncodedSpan.dump` gave (:data:`coordbench.otlp.CODECS`).
         fsync: Also survive power loss (``synchronous=FULL``).
     """
 
-    def __init__(self, data_dir: str | Path, *, fsync: bool = False) -> None:
+    def __init__(self, data_dir: str | Path, *, codecs: Mapping[str, SpanCodec], fsync: bool = False) -> None:
         """Open (or create) the database.
 
         Raises:
@@ -84,6 +87,7 @@ class SqlitePersistence:
                 of that name that is not a SQLite database.
         """
         directory = Path(data_dir)
+        self.codecs = codecs
         self.path = directory / "traces.sqlite3"
         try:
             directory.mkdir(parents=True, exist_ok=True)
@@ -103,7 +107,11 @@ class SqlitePersistence:
         self._envelopes: dict[int, Envelope] = {}
 
     def load(self) -> Iterator[StoredSpan]:
-        """Every span stored so far, in arrival order."""
+        """Every span stored so far, in arrival order.
+
+        Raises:
+            ConfigurationError: If a span is stored in an encoding none of the codecs reads.
+        """
         for row_id, key, resource, scope in self._db.execute("SELECT id, key, resource, scope FROM envelopes"):
             envelope = Envelope(_from_json(json.loads(resource)), scope)  # type: ignore[arg-type]
             self._envelopes[row_id] = envelope
@@ -112,7 +120,14 @@ class SqlitePersistence:
             "SELECT id, trace_id, span_id, parent_span_id, envelope, fmt, payload, received_ns FROM spans ORDER BY id"
         )
         for row_id, trace_id, span_id, parent, envelope_id, fmt, payload, received in self._db.execute(query):
-            span = EncodedSpan(trace_id, span_id, parent, fmt, payload, self._envelopes[envelope_id])
+            codec = self.codecs.get(fmt)
+            if codec is None:
+                known = ", ".join(sorted(self.codecs)) or "none"
+                raise ConfigurationError(
+                    f"{str(self.path)!r} holds a span stored as {fmt!r}, which this coordbench cannot read "
+                    f"(it reads {known})"
+                )
+            span = EncodedSpan(trace_id, span_id, parent, codec, payload, self._envelopes[envelope_id])
             yield StoredSpan(key=row_id, span=span, received_unix_nano=received)
 
     def _envelope_id(self, envelope: Envelope) -> int:
