@@ -10,6 +10,7 @@ every registered metric plugin, detections, canonical JSON).
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import statistics
 import time
@@ -18,7 +19,6 @@ from dataclasses import dataclass
 from coordbench import semconv
 from coordbench.backend import tune_gc_for_ingest
 from coordbench.graph import evaluate_graph
-from coordbench.instrument._payload import recorded_messages
 from coordbench.otlp import decode_protobuf, export_request
 from coordbench.spans import SpanData, SpanKind
 from coordbench.store import TraceStore
@@ -57,6 +57,11 @@ WORDS = [
     "test",
     "report",
 ]
+
+
+def _messages(role: str, text: str) -> str:
+    """One message as the GenAI semantic conventions record it (``gen_ai.input.messages``)."""
+    return json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}], separators=(",", ":"))
 
 
 def _sentence(rng: random.Random) -> str:
@@ -101,8 +106,8 @@ def synthetic_trace(total: int, agents: int = AGENTS, seed: int = 7, *, content:
         }
         server_attrs = dict(call_attrs)
         if content:
-            call_attrs[semconv.GEN_AI_INPUT_MESSAGES] = recorded_messages("user", [_sentence(rng)])
-            call_attrs[semconv.GEN_AI_OUTPUT_MESSAGES] = recorded_messages("assistant", [_sentence(rng)])
+            call_attrs[semconv.GEN_AI_INPUT_MESSAGES] = _messages("user", _sentence(rng))
+            call_attrs[semconv.GEN_AI_OUTPUT_MESSAGES] = _messages("assistant", _sentence(rng))
         client = add(parent, f"invoke_agent {callee}", SpanKind.CLIENT, caller, call_attrs)
         server = add(client, f"invoke_agent {callee}", SpanKind.SERVER, callee, server_attrs)
         servers.append((server, callee, depth + 1))

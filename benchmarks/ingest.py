@@ -158,7 +158,7 @@ def _ceiling(payloads: list[bytes], fmt: str, compress: bool, spans_per_request:
     return len(payloads) * spans_per_request / best
 
 
-def _start_receiver(
+def start_receiver(
     port: int,
     data_dir: str | None = None,
     *,
@@ -269,7 +269,7 @@ def measure(
     port = _free_port()
     grpc_port = _free_port() if over_grpc else None
     data_dir = tempfile.TemporaryDirectory() if durable else None
-    proc = _start_receiver(
+    proc = start_receiver(
         port,
         data_dir.name if data_dir else None,
         off_loop=off_loop,

@@ -43,12 +43,12 @@ injected into a carrier and extracted from it in between, and nothing else: no A
 none of our code. That is what any OpenTelemetry-based instrumentation recording these two
 spans pays, before it reads a request or a response.
 
-And *our wrappers alone*: the objects one traced call passed through our client and server
-wrappers (the request, the response events, the handler's parameters, call context and
-result) are captured, then replayed through the same wrappers again and again with the
-network and a2a-sdk taken out (the wrapped functions hand back the captured result), against
-the same replay without instrumentation: what our code and the OpenTelemetry calls it makes
-cost per call in a warm loop, at each end.
+And *in memory*: the same agent's request handler answers an a2a-sdk client through an
+in-memory transport (``benchmarks.inmemory_a2a``: a2a-sdk's public ``ClientTransport`` and
+``RequestHandler``, with the call context its HTTP routes would build), so a call runs
+a2a-sdk's client and server code with no HTTP, JSON-RPC or socket in the way; traced against
+untraced (a2a-sdk's decorators taken out in both), in rounds, it is what our instrumentation
+adds to a call in a warm loop, through public API only.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -74,19 +74,18 @@ from a2a.helpers import new_task_from_user_message, new_text_message
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandlerV2
-from a2a.server.tasks import TaskUpdater
-from a2a.types import Part, Role, SendMessageRequest, StreamResponse
+from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.types import Part, Role, SendMessageRequest
 from opentelemetry import propagate, trace
-from opentelemetry.instrumentation.utils import unwrap
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
-from wrapt import wrap_function_wrapper
 
+from benchmarks.inmemory_a2a import in_memory_client
 from benchmarks.stats import PairedEstimate, paired_estimate, verdict
 from coordbench.a2a import build_agent_card, create_a2a_app
-from coordbench.instrument import A2AInstrumentor, _client, _server, restore_sdk_spans, suppress_sdk_spans
+from coordbench.instrument import A2AInstrumentor, restore_sdk_spans, suppress_sdk_spans
 from coordbench.testing import LoopbackServer, bind_loopback
 
 HERE = Path(__file__).resolve().parent
@@ -330,131 +329,97 @@ class SdkFloor:
         return self.gc_ns / len(self.samples_ns) / 1e3
 
 
-@dataclass
-class Captured:
-    """One traced, non-streaming call: its spans, and what passed through our two wrappers."""
-
-    spans: list[ReadableSpan]
-    client: Client
-    events: list[StreamResponse]
-    handler: Any
-    params: SendMessageRequest
-    call_context: Any
-    result: Any
-
-
-async def _capture_call(url: str, http: httpx.AsyncClient) -> Captured:
-    """Make one traced, non-streaming call (the agent runs in this process) and keep what it passed through."""
+async def _capture_spans(url: str, http: httpx.AsyncClient) -> list[ReadableSpan]:
+    """The CLIENT and SERVER span of one traced, non-streaming call (the agent runs in this process)."""
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     instrumentor = A2AInstrumentor()
     card = await A2ACardResolver(http, url).get_agent_card()
     client = ClientFactory(ClientConfig(streaming=False, httpx_client=http)).create(card)
-    seen: dict[str, Any] = {}
-
-    async def keep(wrapped: Callable[..., Any], instance: Any, args: Any, kwargs: Any) -> Any:
-        params = SendMessageRequest()
-        params.CopyFrom(args[0])  # as it arrived: our server wrapper removes the repeated trace context
-        seen.update(handler=instance, params=params, call_context=args[1])
-        seen["result"] = await wrapped(*args, **kwargs)
-        return seen["result"]
-
     instrumentor.instrument(tracer_provider=provider)
-    wrap_function_wrapper(DefaultRequestHandlerV2, "on_message_send", keep)  # outside ours: sees the request first
     try:
         request = SendMessageRequest(message=new_text_message("ping", role=Role.ROLE_USER))
-        events = [event async for event in client.send_message(request)]
-        await asyncio.sleep(0.05)  # the server span ends when the agent's task is released
+        _ = [event async for event in client.send_message(request)]
+        for _ in range(100):  # the server span ends when the agent's task is released
+            if len(exporter.get_finished_spans()) >= 2:
+                break
+            await asyncio.sleep(0.01)
     finally:
-        unwrap(DefaultRequestHandlerV2, "on_message_send")
         instrumentor.uninstrument()
-    return Captured(list(exporter.get_finished_spans()), client, events, **seen)
+        await client.close()
+    return list(exporter.get_finished_spans())
 
 
-WRAPPER_CALLS = 3_000
-WRAPPER_ROUNDS = 5
-WRAPPER_ENDS = ("client", "agent", "both")
+IN_MEMORY_CALLS = 1_000
+IN_MEMORY_ROUNDS = 5
+IN_MEMORY_MODES = ("untraced", "traced", "traced-no-ext", "unsampled")
 
 
 @dataclass
-class WrapperCost:
-    """Median µs per call that our wrappers add to a replay of one call's objects, per provider and end."""
+class InMemoryCost:
+    """Median µs per in-memory call (no network), untraced, and what each traced setting adds to it."""
 
-    overhead_us: dict[str, dict[str, float]]
-    """``{"traced" | "unsampled": {"client" | "agent" | "both": µs}}``"""
+    untraced_us: float
+    overhead_us: dict[str, float]
+    """``{"traced" | "traced-no-ext" | "unsampled": µs}``"""
     calls: int
 
 
-async def wrapper_cost(captured: Captured) -> WrapperCost:
-    """Replay ``captured`` through our wrappers (no network, no a2a-sdk) against the same replay untraced."""
-    events, result, params = captured.events, captured.result, captured.params
+async def in_memory_cost() -> InMemoryCost:
+    """Calls through an a2a-sdk client and request handler joined in memory, untraced against traced.
 
-    async def answer(request: Any, *, context: Any = None) -> AsyncIterator[StreamResponse]:
-        for event in events:
-            yield event
+    ``untraced`` has a2a-sdk's own decorators taken out (``suppress_sdk_spans``), as the
+    instrumentor does while it is on, so the difference is our instrumentation alone.
+    """
+    card = build_agent_card("bench", "http://127.0.0.1:9/", description="bench")
+    handler = DefaultRequestHandlerV2(agent_executor=Worker(), task_store=InMemoryTaskStore(), agent_card=card)
+    client = in_memory_client(card, handler)
 
-    async def agent_work() -> None:
-        return None
-
-    async def serve(request: Any, call_context: Any) -> Any:
-        await _server.hold_server_call(agent_work())  # the executor holding the server span, as TracedExecutor does
-        return result
-
-    client_wrapper = _client.wrap_stream(_client.SEND_MESSAGE)
-    server_wrapper = _server.wrap_unary(_server.SERVER_METHODS[0])
-    assert _server.SERVER_METHODS[0].attr == "on_message_send"
-
-    async def once(client_traced: bool, agent_traced: bool) -> int:
+    async def once() -> int:
         request = SendMessageRequest(message=new_text_message("ping", role=Role.ROLE_USER))
-        arrived = SendMessageRequest()
-        arrived.CopyFrom(params)
         start = time.perf_counter_ns()
-        stream = client_wrapper(answer, captured.client, (request,), {}) if client_traced else answer(request)
-        async for _event in stream:
+        async for _event in client.send_message(request):
             pass
-        if agent_traced:
-            await server_wrapper(serve, captured.handler, (arrived, captured.call_context), {})
-        else:
-            await serve(arrived, captured.call_context)
         return time.perf_counter_ns() - start
 
     provider = TracerProvider()
     provider.add_span_processor(BatchSpanProcessor(CountingExporter(), max_queue_size=1_000_000))
-    providers = {"traced": provider, "unsampled": TracerProvider(sampler=ALWAYS_OFF)}
-    ends = {"client": (True, False), "agent": (False, True), "both": (True, True)}
+    settings: dict[str, dict[str, Any]] = {
+        "traced": {"tracer_provider": provider},
+        "traced-no-ext": {"tracer_provider": provider, "request_extensions": False},
+        "unsampled": {"tracer_provider": TracerProvider(sampler=ALWAYS_OFF)},
+    }
     instrumentor = A2AInstrumentor()
-    base: list[int] = []
-    samples: dict[tuple[str, str], list[int]] = {}
-    for _ in range(WRAPPER_ROUNDS):
-        base += [await once(False, False) for _ in range(WRAPPER_CALLS)]
-        for name, chosen in providers.items():
-            instrumentor.instrument(tracer_provider=chosen)
+    samples: dict[str, list[int]] = {mode: [] for mode in IN_MEMORY_MODES}
+    for _ in range(WARMUP):
+        await once()
+    for _ in range(IN_MEMORY_ROUNDS):
+        suppress_sdk_spans()
+        try:
+            samples["untraced"] += [await once() for _ in range(IN_MEMORY_CALLS)]
+        finally:
+            restore_sdk_spans()
+        for mode, options in settings.items():
+            instrumentor.instrument(**options)
             try:
-                for end, (client_traced, agent_traced) in ends.items():
-                    samples.setdefault((name, end), []).extend(
-                        [await once(client_traced, agent_traced) for _ in range(WRAPPER_CALLS)]
-                    )
+                samples[mode] += [await once() for _ in range(IN_MEMORY_CALLS)]
             finally:
                 instrumentor.uninstrument()
     provider.shutdown()
-    untraced = statistics.median(base)
-    return WrapperCost(
-        {
-            name: {end: (statistics.median(samples[name, end]) - untraced) / 1e3 for end in WRAPPER_ENDS}
-            for name in providers
-        },
-        WRAPPER_CALLS * WRAPPER_ROUNDS,
+    await handler.aclose()
+    untraced = statistics.median(samples["untraced"])
+    return InMemoryCost(
+        untraced / 1e3,
+        {mode: (statistics.median(samples[mode]) - untraced) / 1e3 for mode in settings},
+        IN_MEMORY_CALLS * IN_MEMORY_ROUNDS,
     )
 
 
-async def _capture_and_replay(url: str) -> tuple[list[ReadableSpan], WrapperCost]:
+async def _capture_and_replay(url: str) -> tuple[list[ReadableSpan], InMemoryCost]:
     async with httpx.AsyncClient(timeout=30) as http:
-        captured = await _capture_call(url, http)
-        try:
-            return captured.spans, await wrapper_cost(captured)
-        finally:
-            await captured.client.close()
+        spans = await _capture_spans(url, http)
+    return spans, await in_memory_cost()
 
 
 def sdk_floor(spans: Sequence[ReadableSpan]) -> SdkFloor:
@@ -495,7 +460,7 @@ def sdk_floor(spans: Sequence[ReadableSpan]) -> SdkFloor:
 class Outcome:
     calls: list[Result]
     floor: SdkFloor
-    wrappers: WrapperCost
+    in_memory: InMemoryCost
 
 
 AGENT_OF_MODE = {
@@ -559,7 +524,7 @@ def run() -> Outcome:
             results += [
                 asyncio.run(_measure(lambda _mode: url, streaming, one_core=True)) for streaming in (False, True)
             ]
-        spans, wrappers = asyncio.run(_capture_and_replay(url))
+        spans, in_memory = asyncio.run(_capture_and_replay(url))
         floor = sdk_floor(spans)
     agents = {mode: _start_agent(mode) for mode in sorted(set(AGENT_OF_MODE.values()))}
     try:
@@ -572,30 +537,35 @@ def run() -> Outcome:
         for proc, _url in agents.values():
             proc.terminate()
             proc.wait(timeout=20)
-    return Outcome(results, floor, wrappers)
+    return Outcome(results, floor, in_memory)
 
 
-def _wrapper_lines(cost: WrapperCost, floor: SdkFloor) -> list[str]:
-    traced, unsampled = cost.overhead_us["traced"], cost.overhead_us["unsampled"]
+def _in_memory_lines(cost: InMemoryCost, floor: SdkFloor) -> list[str]:
+    traced = cost.overhead_us["traced"]
     lines = [
-        "Our wrappers alone: the objects one traced call passed through the client and server wrappers, "
-        "replayed through them with the network and a2a-sdk taken out (the wrapped functions hand back the "
-        f"captured request's answer), {cost.calls:,} times per setting in {WRAPPER_ROUNDS} rounds, against the "
-        "same replay untraced. Median µs added per call:",
+        "In memory: an a2a-sdk client and the agent's request handler joined by an in-memory transport "
+        "(`benchmarks/inmemory_a2a.py`; no HTTP, JSON-RPC or socket), both ends in this process, "
+        f"{cost.calls:,} calls per setting in {IN_MEMORY_ROUNDS} rounds, against the same calls untraced "
+        f"(a2a-sdk's decorators taken out in both, so this is the gross cost, as `traced` minus `sdk-stripped` is "
+        f"above; untraced median {cost.untraced_us:,.0f} µs per call). Median µs added per call, both ends together:",
         "",
-        "| provider | caller's end | agent's end | both ends |",
-        "|---|---:|---:|---:|",
+        "| setting | added (µs) | ratio |",
+        "|---|---:|---:|",
     ]
-    for name, row in (("traced (BatchSpanProcessor)", traced), ("unsampled (ALWAYS_OFF)", unsampled)):
-        lines.append(f"| {name} | {row['client']:,.1f} | {row['agent']:,.1f} | {row['both']:,.1f} |")
+    for mode, label in (
+        ("traced", "traced (BatchSpanProcessor)"),
+        ("traced-no-ext", "traced, no extensions asked for"),
+        ("unsampled", "unsampled (ALWAYS_OFF)"),
+    ):
+        added = cost.overhead_us[mode]
+        lines.append(f"| {label} | {added:,.1f} | {(cost.untraced_us + added) / cost.untraced_us:.3f} |")
     lines += [
         "",
-        f"Both ends traced, in a warm loop, cost {traced['both']:,.0f} µs; the SDK floor above accounts for "
-        f"{floor.median_us:,.0f} µs of it, which leaves {traced['both'] - floor.median_us:,.0f} µs for reading "
-        "requests and responses, serving the extensions and the OpenTelemetry calls beyond the floor (making "
-        "spans current, response attributes). The rest of the end-to-end overhead in the tables above arises "
-        "outside this loop: a2a-sdk handling what we add to a call (headers, message metadata, response "
-        "metadata), and a real call running with colder caches than this warm loop.",
+        f"Both ends traced, in a warm loop, add {traced:,.0f} µs; the SDK floor above accounts for "
+        f"{floor.median_us:,.0f} µs of it, which leaves {traced - floor.median_us:,.0f} µs for reading requests "
+        "and responses, carrying the trace context in headers and message metadata (which a2a-sdk converts "
+        "through protobuf JSON), serving the extensions, and the OpenTelemetry calls beyond the floor. The "
+        "end-to-end figures above differ from this loop by the HTTP layer and colder caches.",
     ]
     return lines
 
@@ -767,7 +737,7 @@ def report(outcome: Outcome) -> str:
         f"one-process non-streaming sdk-quiet call ({quiet:,.0f} µs), spent before any instrumentation reads a "
         "request or a response.",
         "",
-        *_wrapper_lines(outcome.wrappers, floor),
+        *_in_memory_lines(outcome.in_memory, floor),
         "",
         "Reading the figures: the overhead covers both ends of the call, in both settings. "
         "`traced` minus `traced-no-ext` is the price of serving the extensions the client asks for (timestamps and "

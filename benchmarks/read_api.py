@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import httpx
 
 from benchmarks.evaluation import synthetic_trace
-from benchmarks.ingest import _start_receiver  # pyright: ignore[reportPrivateUsage]
+from benchmarks.ingest import start_receiver
 from coordbench.otlp import export_request
 from coordbench.testing import bind_loopback
 
@@ -75,7 +75,7 @@ def measure(size: int) -> ReadResult:
     port = sock.getsockname()[1]
     sock.close()
     url = f"http://127.0.0.1:{port}"
-    proc = _start_receiver(port)
+    proc = start_receiver(port)
     try:
         spans = synthetic_trace(size, seed=size)
         with httpx.Client(timeout=120) as http:
