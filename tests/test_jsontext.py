@@ -1,12 +1,14 @@
-"""``coordbench.jsontext.loads``: JSON from outside comes out as valid Unicode."""
+"""``coordbench.jsontext``: JSON from outside comes out as valid Unicode; JSON files fail with the caller's error."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
-from coordbench.jsontext import REPLACEMENT, loads
+from coordbench.errors import CoordbenchError
+from coordbench.jsontext import REPLACEMENT, load_file, loads
 
 
 @pytest.mark.parametrize("kind", [bytes, str])
@@ -40,3 +42,21 @@ def test_not_json_raises_value_error() -> None:
         loads(b"{not json")
     with pytest.raises(ValueError):  # UnicodeDecodeError is a ValueError too
         loads(b'"\xff\xfe\xfd')
+
+
+class _FileError(CoordbenchError):
+    """The error a caller of load_file asks for."""
+
+
+def test_a_json_file_is_read_or_refused_with_the_callers_error_naming_it(tmp_path: Path) -> None:
+    good = tmp_path / "good.json"
+    good.write_bytes(b'{"cut": "\\ud83d"}')
+    assert load_file(good, _FileError) == {"cut": REPLACEMENT}
+    bad = tmp_path / "bad.json"
+    bad.write_text("{", encoding="utf-8")
+    with pytest.raises(_FileError, match=rf"^{bad} is not valid JSON: Expecting property name"):
+        load_file(bad, _FileError)
+    with pytest.raises(_FileError, match=rf"^cannot read {tmp_path}/missing.json: No such file or directory$"):
+        load_file(tmp_path / "missing.json", _FileError)
+    with pytest.raises(_FileError, match=rf"^cannot read {tmp_path}: Is a directory$"):
+        load_file(tmp_path, _FileError)

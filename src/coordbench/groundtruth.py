@@ -33,7 +33,6 @@ agent does a TOOL step on its own), evaluates them through the graph tier, and c
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -41,7 +40,7 @@ from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from coordbench import semconv
+from coordbench import jsontext, semconv
 from coordbench.errors import CoordbenchError
 from coordbench.graph.metrics import GraphMetrics, Label, Thresholds
 from coordbench.spans import SpanData, SpanKind
@@ -142,12 +141,7 @@ def load_ground_truth(path: str | Path) -> GroundTruth:
             message says where.
     """
     file = Path(path)
-    try:
-        raw = json.loads(file.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise GroundTruthError(f"cannot read {file}: {exc.strerror or exc}") from exc
-    except ValueError as exc:
-        raise GroundTruthError(f"{file} is not valid JSON: {exc}") from exc
+    raw = jsontext.load_file(file, GroundTruthError)
     try:
         truth = GroundTruth.model_validate(raw)
     except ValidationError as exc:

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any, cast
 
-__all__ = ["REPLACEMENT", "integral_ints", "loads"]
+__all__ = ["REPLACEMENT", "integral_ints", "load_file", "loads"]
 
 REPLACEMENT = "\ufffd"
 """What a lone surrogate becomes."""
@@ -58,6 +60,28 @@ def loads(data: bytes | str) -> Any:
     else:
         suspect = b"\\" in data and _SURROGATE_ESCAPE.search(data) is not None  # memchr first: no backslash, no escape
     return _mend(document) if suspect else document
+
+
+def load_file(path: Path, error: Callable[[str], Exception]) -> Any:
+    """A JSON file's document, read as :func:`loads` reads text.
+
+    Args:
+        path: The file.
+        error: Builds the exception raised, from a message naming the file and what is wrong
+            (the caller's domain error: ``GroundTruthError``, ``TraceFileError``...).
+
+    Raises:
+        Exception: ``error("cannot read <path>: <reason>")`` if the file cannot be read,
+            ``error("<path> is not valid JSON: <reason>")`` if its text is not JSON.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise error(f"cannot read {path}: {exc.strerror or exc}") from exc
+    try:
+        return loads(data)
+    except ValueError as exc:
+        raise error(f"{path} is not valid JSON: {exc}") from exc
 
 
 def _mended(text: str) -> str:

@@ -22,12 +22,7 @@ __all__ = ["report"]
 
 
 def _document(path: Path) -> dict[str, Any]:
-    try:
-        document = jsontext.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise TraceFileError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    except ValueError as exc:
-        raise TraceFileError(f"{path} is not JSON: {exc}") from exc
+    document = jsontext.load_file(path, TraceFileError)
     if not isinstance(document, dict) or not isinstance(cast("dict[str, Any]", document).get("results"), list):
         raise TraceFileError(f"{path} is not a results.json document ({{'participants': ..., 'results': [...]}})")
     return cast("dict[str, Any]", document)

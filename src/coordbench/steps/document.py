@@ -19,7 +19,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Annotated, Any, cast
+from typing import Annotated, Any, TypeVar, cast
 
 from pydantic import (
     BaseModel,
@@ -341,6 +341,18 @@ def _steps_below(trace: object, path: str, depth: int) -> list[tuple[object, str
     return [(step, f"{path}.steps[{i}]", depth) for i, step in enumerate(cast("list[object]", steps))]
 
 
+_Document = TypeVar("_Document", StepDocument, ResponseTraceDocument)
+
+
+def _validated(shape: type[_Document], data: object, path: str) -> _Document:
+    """``data`` read as ``shape``, or one StepFormatError naming every field at fault under ``path``."""
+    _check_nesting(data, path, is_trace=shape is ResponseTraceDocument)
+    try:
+        return shape.model_validate(data)
+    except ValidationError as exc:
+        raise _refused(exc, path) from exc
+
+
 def step_from_dict(data: object, *, path: str = "step") -> Step:
     """Read a Step from extension JSON.
 
@@ -358,12 +370,7 @@ def step_from_dict(data: object, *, path: str = "step") -> Step:
     Raises:
         StepFormatError: If a field is missing or has the wrong type; the message names every such field.
     """
-    _check_nesting(data, path, is_trace=False)
-    try:
-        document = StepDocument.model_validate(data)
-    except ValidationError as exc:
-        raise _refused(exc, path) from exc
-    return _step_of(document)
+    return _step_of(_validated(StepDocument, data, path))
 
 
 def response_trace_from_dict(data: object, *, path: str = "response_trace") -> ResponseTrace:
@@ -372,12 +379,7 @@ def response_trace_from_dict(data: object, *, path: str = "response_trace") -> R
     Raises:
         StepFormatError: If the object or one of its steps is malformed.
     """
-    _check_nesting(data, path, is_trace=True)
-    try:
-        document = ResponseTraceDocument.model_validate(data)
-    except ValidationError as exc:
-        raise _refused(exc, path) from exc
-    return _trace_of(document)
+    return _trace_of(_validated(ResponseTraceDocument, data, path))
 
 
 def response_trace_from_metadata(metadata: Mapping[str, Any]) -> ResponseTrace | None:
