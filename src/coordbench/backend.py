@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import logging
 from collections.abc import AsyncGenerator, Callable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request, Response
@@ -28,6 +28,7 @@ from coordbench.store.api import router as read_router
 
 __all__ = [
     "BearerAuthMiddleware",
+    "backend_app",
     "build_store",
     "create_app",
     "limit_bodies",
@@ -223,29 +224,59 @@ def create_app(settings: Settings | None = None, *, store: TraceStore | None = N
     """
     settings = settings or load_settings()
     store = store or build_store(settings)
-    token = settings.token.get_secret_value() if settings.token else None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncGenerator[None]:
         async with serve_store(app, settings, store):
             yield
 
-    # No self-tracing: spans about ingesting spans would be exported back here, in a loop.
-    app = FastAPI(
+    return backend_app(
+        settings,
+        store,
         title="coordbench trace backend",
         description=(
             "OTLP receiver (POST /v1/traces: protobuf or JSON; gRPC on the gRPC port) and read API "
             "(GET /v1/traces, /v1/traces/{id}?wait=seconds, /v1/stats, /metrics). Traces only: metrics and "
             "logs are not accepted (set OTEL_METRICS_EXPORTER=none OTEL_LOGS_EXPORTER=none)."
         ),
+        lifespan=lifespan,
+    )
+
+
+def backend_app(
+    settings: Settings,
+    store: TraceStore,
+    *,
+    title: str,
+    description: str,
+    lifespan: Callable[[FastAPI], AbstractAsyncContextManager[None]],
+    protects: Callable[[str], bool] | None = None,
+) -> FastAPI:
+    """An app carrying the trace backend (:func:`mount_backend`), its token check, body limits and ``/healthz``.
+
+    The receiver (:func:`create_app`) and the green assessor are both built on it, and add
+    their own routes to what it returns. The app does not trace itself: spans about
+    ingesting spans would be exported back to it, in a loop.
+
+    Args:
+        settings: The backend's settings (token, body limits, store bounds).
+        store: The store the routes fill and read; ``lifespan`` opens and closes it.
+        title: The app's title (``GET /``, ``/docs``).
+        description: What the app serves.
+        lifespan: The app's lifespan (:func:`serve_store` at least).
+        protects: Whether a path needs the token, when one is set (default: every path but ``/healthz``).
+    """
+    app = FastAPI(
+        title=title,
+        description=description,
         version=__version__,
         lifespan=lifespan,
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.grpc_port = None
     mount_backend(app, settings, store)
-    if token:
-        app.add_middleware(BearerAuthMiddleware, token=token)
+    if settings.token:
+        app.add_middleware(BearerAuthMiddleware, token=settings.token.get_secret_value(), protects=protects)
     limit_bodies(app, settings)
 
     @app.get("/healthz", tags=["health"])

@@ -34,7 +34,7 @@ from pydantic import Field
 
 from coordbench import __version__
 from coordbench.a2a import a2a_routes, build_agent_card
-from coordbench.backend import BearerAuthMiddleware, build_store, limit_bodies, mount_backend, serve_store
+from coordbench.backend import backend_app, build_store, serve_store
 from coordbench.green.executor import GreenExecutor
 from coordbench.green.registry import PeerRegistry, Registration
 from coordbench.green.reports import ReportShelf
@@ -132,7 +132,6 @@ def create_green_app(settings: GreenSettings | None = None, *, store: TraceStore
     """
     settings = settings or load_green_settings()
     store = store or build_store(settings)
-    token = settings.token.get_secret_value() if settings.token else None
     url = settings.card_url or f"http://{settings.host}:{settings.port}/"
     card = build_agent_card(
         settings.name,
@@ -173,29 +172,21 @@ def create_green_app(settings: GreenSettings | None = None, *, store: TraceStore
                 if tracing is not None:
                     await tracing.close()
 
-    app = FastAPI(
+    app = backend_app(
+        settings,
+        store,
         title="coordbench green assessor",
         description=(
             "An A2A agent (card at /.well-known/agent-card.json; JSON-RPC at /, REST under /rest) that "
             "assesses how a team of A2A agents coordinates, plus the trace backend its participants export "
             "to (POST /v1/traces) and the results it wrote (GET /v1/traces lists the scenario traces)."
         ),
-        version=__version__,
         lifespan=lifespan,
-        telemetry={"tracing": False, "metrics": False, "logs": False},
+        protects=_protected,
     )
-    app.state.grpc_port = None
     app.state.executor = executor
     app.state.registry = registry
     app.state.card = card
-    mount_backend(app, settings, store)
-    if token:
-        app.add_middleware(BearerAuthMiddleware, token=token, protects=_protected)
-    limit_bodies(app, settings)
-
-    @app.get("/healthz", tags=["health"])
-    async def healthz() -> dict[str, str]:  # pyright: ignore[reportUnusedFunction]
-        return {"status": "ok"}
 
     @app.post("/register", tags=["peers"], status_code=201, summary="Register an agent for peer discovery")
     async def register(registration: Registration, response: Response) -> dict[str, Any]:  # pyright: ignore[reportUnusedFunction]
