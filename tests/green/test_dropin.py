@@ -114,8 +114,8 @@ async def test_the_readme_zero_code_command_gives_complete_traces_and_the_same_s
     zero, code = rows["zero-code"], rows["in-code"]
     entry = zero["detail"]["scenarios"][0]  # type: ignore[index]
     assert entry["trace_complete"] is True, entry["completeness"]
+    # complete before the 20 s trace_timeout, not cut off by it
     assert entry["completeness"]["timed_out"] is False and entry["completeness"]["unmatched_clients"] == []
-    assert entry["duration_s"] < 10  # not the 20 s trace_timeout
     # httpx's HTTP client spans were there, between the A2A spans
     async with httpx.AsyncClient(base_url=green.url, timeout=30) as http:
         spans = (await http.get(f"/v1/traces/{entry['trace_id']}")).json()["spans"]
