@@ -18,16 +18,10 @@ import typer
 from coordbench import __version__
 from coordbench.otlp import export_request
 from coordbench.testing import bind_loopback
+from support.serving import free_port
 from support.spans import TRACE, sid, span
 
 COMMAND = [sys.executable, "-m", "coordbench"]
-
-
-def free_port() -> int:
-    sock = bind_loopback()
-    port = sock.getsockname()[1]
-    sock.close()
-    return port
 
 
 def test_help_and_version() -> None:

@@ -33,7 +33,7 @@ from coordbench.a2a import build_agent_card, create_a2a_app
 from coordbench.tau2.translate import decode_request, reply_parts
 
 
-def _request_call(text: str) -> ToolCall | None:
+def request_call(text: str) -> ToolCall | None:
     """The mock tool a user's request asks for, by rules on its words."""
     lowered = text.lower()
     user = re.search(r"user_\d+", text)
@@ -98,7 +98,7 @@ class MockDomainExecutor(AgentExecutor):
 
     def _answer(self, message: Any, *, corrected: bool) -> AssistantMessage:
         if isinstance(message, UserMessage):
-            call = _request_call(message.content or "")
+            call = request_call(message.content or "")
             if call is None:
                 return AssistantMessage(role="assistant", content="How can I help you with your tasks?")
             if self.behaviour == "always_unknown" or (self.behaviour == "unknown_tool" and not corrected):

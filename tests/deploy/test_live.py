@@ -14,7 +14,6 @@ import http.server
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import threading
@@ -30,17 +29,12 @@ import yaml
 from coordbench.demo import rotel_settings
 from coordbench.evals.config import LLM_API_KEY_ENV
 from support.otlp_sink import OtlpSink
+from support.serving import free_port
 
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).parent.parent.parent
 COMPOSE: dict[str, Any] = yaml.safe_load((ROOT / "docker-compose.yaml").read_text())
-
-
-def _free() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _dockerfile(image: str) -> tuple[list[str], dict[str, str]]:
@@ -57,7 +51,7 @@ def _dockerfile(image: str) -> tuple[list[str], dict[str, str]]:
 @pytest.fixture
 def stack(tmp_path: Path, otlp_sink: OtlpSink, subprocess_env: dict[str, str]) -> Iterator[dict[str, Any]]:
     services: dict[str, Any] = COMPOSE["services"]
-    ports = {name: _free() for name in services}
+    ports = {name: free_port() for name in services}
     output = tmp_path / "output"
     output.mkdir()
     rotel_http = ports["otel-collector"]
@@ -80,7 +74,7 @@ def stack(tmp_path: Path, otlp_sink: OtlpSink, subprocess_env: dict[str, str]) -
 
     agent = Path(rotel.__file__).parent / "rotel-agent"
     # the demo's rotel settings (collector/rotel.env), pointed at this stack's green
-    rotel_env = {**base, **rotel_settings(http_port=rotel_http, grpc_port=_free(),
+    rotel_env = {**base, **rotel_settings(http_port=rotel_http, grpc_port=free_port(),
                                           green=f"http://127.0.0.1:{ports['green']}", folder=tmp_path)}  # fmt: skip
     processes.append(subprocess.Popen([str(agent), "start"], env=rotel_env))
     commands: dict[str, tuple[list[str], dict[str, str]]] = {}
@@ -209,7 +203,7 @@ def test_generate_compose_resolves_ids_and_says_what_is_wrong(tmp_path: Path) ->
         server.shutdown()
         server.server_close()
     down = subprocess.run([*script, "--scenario", str(_scenario(tmp_path, ["green-id", "purple-id"])),
-                           "--api", f"http://127.0.0.1:{_free()}", "--output-dir", str(tmp_path / "y")],
+                           "--api", f"http://127.0.0.1:{free_port()}", "--output-dir", str(tmp_path / "y")],
                           capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
     assert down.returncode == 2 and "cannot reach the AgentBeats API" in down.stderr
     assert not (tmp_path / "y").exists()

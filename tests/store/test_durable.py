@@ -17,7 +17,7 @@ from coordbench.errors import ConfigurationError
 from coordbench.otlp import CODECS, OTLP_PROTOBUF, decode_json, decode_protobuf, export_request, export_request_json
 from coordbench.spans import SpanLink
 from coordbench.store import SqlitePersistence, TraceStore
-from coordbench.testing import bind_loopback
+from support.serving import free_port
 from support.spans import TRACE, call, serve, sid, span
 
 
@@ -92,9 +92,7 @@ def _start(port: int, data_dir: Path) -> subprocess.Popen[str]:
 
 @pytest.mark.slow
 def test_sigkill_after_200_loses_nothing(tmp_path: Path) -> None:
-    sock = bind_loopback()
-    port = sock.getsockname()[1]
-    sock.close()
+    port = free_port()
     proc = _start(port, tmp_path)
     sent = 0
     try:

@@ -17,12 +17,9 @@ import asyncio
 import json
 from typing import Any
 
-from starlette.applications import Starlette
-from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import Route
 
-from coordbench.testing import LoopbackServer
+from support.chat_server import ChatServer
 
 GOOD = {
     "overall_score": 8,
@@ -38,31 +35,16 @@ def _judgment(overall: int) -> dict[str, Any]:
     return {**GOOD, "overall_score": overall}
 
 
-class FakeLLM:
-    """Serves ``/v1/chat/completions``; records every request (body and headers)."""
+class FakeLLM(ChatServer):
+    """Answers as the LLM judge would, or misbehaves as ``behaviour`` says; records every request."""
 
     def __init__(self, behaviour: str = "ok", *, answer: dict[str, Any] | None = None, delay: float = 5.0) -> None:
+        super().__init__()
         self.behaviour = behaviour
         self.answer = answer or GOOD
         self.delay = delay
-        self.requests: list[dict[str, Any]] = []
-        self.headers: list[dict[str, str]] = []
-        self._server = LoopbackServer(
-            lambda _url: Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
-        )
-        self.base_url = ""
 
-    def start(self) -> str:
-        self.base_url = self._server.start() + "v1"
-        return self.base_url
-
-    def stop(self) -> None:
-        self._server.stop()
-
-    async def _chat(self, request: Request) -> JSONResponse:
-        body = await request.json()
-        self.requests.append(body)
-        self.headers.append(dict(request.headers))
+    async def reply(self, body: dict[str, Any]) -> dict[str, Any] | JSONResponse:
         if self.behaviour == "error":
             return JSONResponse({"error": {"message": "internal error", "type": "server_error"}}, status_code=500)
         if self.behaviour == "slow":
@@ -79,15 +61,4 @@ class FakeLLM:
             content = json.dumps(_judgment(10 if "ignore previous instructions" in text else 6))
         else:
             content = json.dumps(self.answer)
-        return JSONResponse(
-            {
-                "id": "chatcmpl-test",
-                "object": "chat.completion",
-                "created": 0,
-                "model": body.get("model", ""),
-                "choices": [
-                    {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}
-                ],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
-            }
-        )
+        return {"role": "assistant", "content": content}

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from support.serving import free_port
+
 RELAY = str(Path(__file__).parent.parent / "agents" / "relay.py")
 
 
@@ -116,7 +118,6 @@ def local_llm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     checksum is verified); the server runs as its own process and is killed afterwards.
     """
     import hashlib
-    import socket
     import time
 
     import httpx
@@ -142,9 +143,7 @@ def local_llm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             digest.update(chunk)
             out.write(chunk)
     assert digest.hexdigest() == QWEN_SHA256, "the assembled model does not have the expected checksum"
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     server = subprocess.Popen(
         [str(python), str(Path(__file__).parent / "serve_llm.py"), str(model), str(port)],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,

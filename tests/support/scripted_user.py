@@ -14,37 +14,22 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from typing import Any
 
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse
-from starlette.routing import Route
-
-from coordbench.testing import LoopbackServer
+from support.chat_server import ChatServer
 
 _INSTRUCTIONS = re.compile(r"Instructions:\s*(.*?)\s*</scenario>", re.DOTALL)
 
 
-class ScriptedUser:
-    """Serves ``/v1/chat/completions`` as the user of a tau2 conversation."""
+class ScriptedUser(ChatServer):
+    """Serves ``/v1/chat/completions`` as the user of a tau2 conversation (or as a rule-based agent)."""
+
+    model = "scripted-user"
 
     def __init__(self, patience: int = 4) -> None:
+        super().__init__()
         self.patience = patience
-        self.requests = 0
         self.agent_requests = 0
-        self._server = LoopbackServer(
-            lambda _url: Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
-        )
-        self.base_url = ""
-
-    def start(self) -> str:
-        self.base_url = self._server.start() + "v1"
-        return self.base_url
-
-    def stop(self) -> None:
-        self._server.stop()
 
     def llm_args(self) -> str:
         return f'{{"api_base": "{self.base_url}", "api_key": "local"}}'
@@ -64,39 +49,25 @@ class ScriptedUser:
         return request
 
     def _act(self, body: dict[str, Any]) -> dict[str, Any]:
-        from agents.tau2_mock import _request_call
+        from agents.tau2_mock import request_call  # imports tau2: only when playing the agent
 
         messages = body.get("messages", [])
         last = messages[-1] if messages else {}
         if last.get("role") == "tool":
             return {"role": "assistant", "content": f"Done. The result: {last.get('content')}"}
-        call = _request_call(str(last.get("content") or ""))
+        call = request_call(str(last.get("content") or ""))
         if call is None:
             return {"role": "assistant", "content": "How can I help you with your tasks?"}
         arguments = json.dumps(call.arguments)
         tool_call = {
-            "id": f"call_{self.requests}",
+            "id": f"call_{len(self.requests)}",
             "type": "function",
             "function": {"name": call.name, "arguments": arguments},
         }
         return {"role": "assistant", "content": None, "tool_calls": [tool_call]}
 
-    async def _chat(self, request: Request) -> JSONResponse:
-        body = await request.json()
-        self.requests += 1
+    async def reply(self, body: dict[str, Any]) -> dict[str, Any]:
         if body.get("tools"):
             self.agent_requests += 1
-            message = self._act(body)
-        else:
-            message = {"role": "assistant", "content": self._say(body)}
-        finish = "tool_calls" if message.get("tool_calls") else "stop"
-        return JSONResponse(
-            {
-                "id": f"chatcmpl-{self.requests}",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": body.get("model", "scripted-user"),
-                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-            }
-        )
+            return self._act(body)
+        return {"role": "assistant", "content": self._say(body)}

@@ -1,4 +1,4 @@
-"""Serving a test agent as its own process: a free loopback port, then ``READY <url>`` once it serves."""
+"""Serving test agents as processes: a free loopback port, and ``READY <url>`` once a server serves."""
 
 from __future__ import annotations
 
@@ -9,6 +9,14 @@ from typing import Any
 import uvicorn
 
 from coordbench.loopback import bind_loopback
+
+
+def free_port() -> int:
+    """A 127.0.0.1 port free now, for a process that binds it itself (another may take it in between: rare)."""
+    sock = bind_loopback()
+    port = int(sock.getsockname()[1])
+    sock.close()
+    return port
 
 
 def serve_announced(app_for: Callable[[str], Any]) -> None:

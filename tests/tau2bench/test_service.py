@@ -6,7 +6,6 @@ import asyncio
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -19,7 +18,9 @@ import pytest
 
 from coordbench.a2a import Messenger
 from coordbench.testing import LoopbackServer
+from support.chat_server import ChatServer
 from support.scripted_user import ScriptedUser
+from support.serving import free_port
 from tau2bench.conftest import StartMockAgent
 
 pytest.importorskip("google.adk", reason="Google ADK is not installed: uv sync --extra adk (make test installs it)")
@@ -234,12 +235,6 @@ def card_of(base: str, server: subprocess.Popen[str], what: str) -> dict[str, An
         time.sleep(0.2)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def test_coordbench_tau2_serve_answers_over_a2a(subprocess_env: dict[str, str], tmp_path: Path) -> None:
     port = free_port()
     env = {**subprocess_env, "COORDBENCH_TAU2_RESULTS_DIR": str(tmp_path)}
@@ -266,48 +261,26 @@ def test_coordbench_tau2_serve_answers_over_a2a(subprocess_env: dict[str, str], 
     assert f"card at {base}.well-known/agent-card.json" in " ".join(err.split())
 
 
-class _Router:
+class _Router(ChatServer):
     """A local OpenAI-compatible model that routes to list_domains, then reports its result."""
 
-    def __init__(self) -> None:
-        self.requests: list[dict[str, Any]] = []
+    model = "router"
 
-    def app(self, _url: str) -> Any:
-        from starlette.applications import Starlette
-        from starlette.requests import Request
-        from starlette.responses import JSONResponse
-        from starlette.routing import Route
-
-        async def chat(request: Request) -> JSONResponse:
-            body = await request.json()
-            self.requests.append(body)
-            last = body["messages"][-1]
-            if last.get("role") == "tool":
-                message: dict[str, Any] = {"role": "assistant", "content": f"The domains: {last.get('content')}"}
-            else:
-                call = {"id": "call_1", "type": "function", "function": {"name": "list_domains", "arguments": "{}"}}
-                message = {"role": "assistant", "content": None, "tool_calls": [call]}
-            return JSONResponse(
-                {
-                    "id": f"r{len(self.requests)}",
-                    "object": "chat.completion",
-                    "created": 0,
-                    "model": body.get("model", "router"),
-                    "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10},
-                }
-            )
-
-        return Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])
+    async def reply(self, body: dict[str, Any]) -> dict[str, Any]:
+        last = body["messages"][-1]
+        if last.get("role") == "tool":
+            return {"role": "assistant", "content": f"The domains: {last.get('content')}"}
+        call = {"id": "call_1", "type": "function", "function": {"name": "list_domains", "arguments": "{}"}}
+        return {"role": "assistant", "content": None, "tool_calls": [call]}
 
 
 async def test_with_a_model_configured_the_model_chooses_the_tool(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     router = _Router()
-    with LoopbackServer(router.app) as model_url:
+    with router as model_base:
         monkeypatch.setenv("COORDBENCH_TAU2_SERVICE_LLM", "openai/router")
-        monkeypatch.setenv("COORDBENCH_TAU2_SERVICE_LLM_API_BASE", model_url + "v1")
+        monkeypatch.setenv("COORDBENCH_TAU2_SERVICE_LLM_API_BASE", model_base)
         monkeypatch.setenv("OPENAI_API_KEY", "local")
         monkeypatch.setenv("COORDBENCH_TAU2_RESULTS_DIR", str(tmp_path))
         with LoopbackServer(service_app) as url:
