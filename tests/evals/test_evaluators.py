@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from coordbench import semconv
 from coordbench.evals import (
@@ -175,3 +177,22 @@ def test_calls_read_captured_text() -> None:
         "Find launch venues",
         "B found three options",
     )
+
+
+def _lcs_table(x: list[str], y: list[str]) -> int:
+    """The textbook dynamic programme for the longest common subsequence (the reference)."""
+    previous = [0] * (len(y) + 1)
+    for xi in x:
+        current = [0]
+        for j, yj in enumerate(y, start=1):
+            current.append(previous[j - 1] + 1 if xi == yj else max(previous[j], current[j - 1]))
+        previous = current
+    return previous[-1]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from("abcde"), max_size=70), st.lists(st.sampled_from("abcdef"), max_size=70))
+def test_bit_parallel_lcs_equals_the_table(x: list[str], y: list[str]) -> None:
+    from coordbench.evals.textsim import _lcs  # pyright: ignore[reportPrivateUsage]
+
+    assert _lcs(x, y) == _lcs_table(x, y)

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import SecretStr
 
 from coordbench.evals import (
@@ -17,7 +20,7 @@ from coordbench.evals import (
     ProtocolEvaluator,
     TeamOutcome,
 )
-from coordbench.evals.judge_prompt import DATA_END, DATA_START, JUDGMENT_SCHEMA, REDACTED
+from coordbench.evals.judge_prompt import DATA_END, DATA_START, JUDGMENT_SCHEMA, REDACTED, find_injection
 from coordbench.spans import StatusCode
 from evals.traces import context, team_trace
 from support.fake_llm import FakeLLM
@@ -220,3 +223,35 @@ def test_prompt_bound_holds_with_huge_earlier_results() -> None:
     assert data["earlier_evaluations"]["huge"]["total"] == 5000  # scalars kept, nested rows left out
     assert "rows" not in data["earlier_evaluations"]["huge"]
     assert len(data["calls"]) == 3
+
+
+_REFERENCE_INJECTION = re.compile(
+    r"(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+|your\s+)*(?:previous|prior|above|earlier|"
+    r"preceding|system)\s+(?:instructions?|prompts?|rules?|messages?)"
+    r"|(?:new|updated)\s+instructions?\s*:"
+    r"|you\s+are\s+now\s+(?:the\s+)?(?:judge|evaluator|grader)"
+    r"|(?:give|assign|award|output|set|rate)\s+(?:this|the|our|us|me|a|it)?\s*(?:team\s+|trace\s+|run\s+)?"
+    r"(?:a\s+)?(?:overall[_\s]+)?(?:score|rating|grade)s?\s+(?:of\s+|to\s+|=\s*|:\s*)?(?:1(?:\.0+)?|10|100|"
+    r"perfect|max(?:imum)?)\b"
+    r"|\b(?:score|rating|grade)\s*(?:of\s*|=\s*|:\s*)?(?:1\.0+|10\s*/\s*10|100\s*%)"
+    r"|(?:overall_score|coordination_quality)\s*[\"']?\s*[:=]",
+    re.IGNORECASE,
+)
+"""The injection pattern before it was made linear (it backtracked: ``give`` + 10,000 spaces took 45 s)."""
+
+# fmt: off
+_WORDS = [
+    "ignore", "all", "the", "previous", "instructions", "give", "this", "team", "a", "score", "of", "1.0", "10",
+    "/", "100", "%", "overall_score", ":", "=", "'", "you", "are", "now", "judge", "new", "instruction", "rate",
+    "overall", "_", "max", "perfect", "rating", "10/10", "to", "grade", "prompts", "system", "Ignore", "SCORE",
+]
+# fmt: on
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from(_WORDS), min_size=1, max_size=10), st.sampled_from([" ", "  ", "\n", " \t "]))
+def test_linear_injection_pattern_finds_what_the_old_one_found(words: list[str], gap: str) -> None:
+    """On single-spaced text the two patterns agree; the new one reads any whitespace run as one space."""
+    single = " ".join(words)
+    assert find_injection(single) == [m.group(0) for m in _REFERENCE_INJECTION.finditer(single)]
+    assert find_injection(gap.join(words)) == find_injection(single)

@@ -18,7 +18,7 @@ from coordbench.cli.receiver import receiver
 from coordbench.cli.report import report
 from coordbench.cli.tau2 import tau2
 from coordbench.purple.cli import purple, team_app
-from coordbench.urls import RedactUrlsFilter
+from coordbench.redaction import RedactFilter
 
 __all__ = ["app", "main"]
 
@@ -64,9 +64,11 @@ def _root(
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
-    for handler in logging.getLogger().handlers:  # an agent URL may carry a token: logs show it redacted
-        if not any(isinstance(f, RedactUrlsFilter) for f in handler.filters):
-            handler.addFilter(RedactUrlsFilter())
+    for (
+        handler
+    ) in logging.getLogger().handlers:  # a URL or a provider's error may carry a secret: logs show it redacted
+        if not any(isinstance(f, RedactFilter) for f in handler.filters):
+            handler.addFilter(RedactFilter())
 
 
 def main() -> None:

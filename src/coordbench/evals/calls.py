@@ -10,7 +10,15 @@ from coordbench import jsontext, semconv
 from coordbench.spans import SpanData, StatusCode
 from coordbench.spantree import SpanTree
 
-__all__ = ["Call", "calls_of", "message_text"]
+__all__ = ["MESSAGE_TEXT_LIMIT", "Call", "calls_of", "message_text"]
+
+MESSAGE_TEXT_LIMIT = 16_384
+"""Most characters of a message's captured text an evaluator reads (the instrumentation records 4,096).
+
+Spans come from the agents being judged: one may carry megabytes in an attribute. Every text
+measure (similarity, repetition, dependency, the judge's prompt) reads the first this many
+characters of each message, so its cost is bounded whatever a span holds.
+"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,21 +63,25 @@ class Call:
 
 
 def message_text(value: object) -> str | None:
-    """The text of a captured ``gen_ai.input.messages``/``output.messages`` attribute (parts joined)."""
+    """The text of a captured ``gen_ai.input.messages``/``output.messages`` attribute (parts joined).
+
+    At most :data:`MESSAGE_TEXT_LIMIT` characters; an attribute that is not the GenAI JSON
+    shape is read as plain text.
+    """
     if not isinstance(value, str) or not value:
         return None
     try:
         messages = jsontext.loads(value)
     except ValueError:
-        return value
+        return value[:MESSAGE_TEXT_LIMIT]
     texts: list[str] = []
     for message in cast("list[Any]", messages) if isinstance(messages, list) else []:
         parts = cast("dict[str, Any]", message).get("parts") if isinstance(message, dict) else None
         for part in cast("list[Any]", parts) if isinstance(parts, list) else []:
             content = cast("dict[str, Any]", part).get("content") if isinstance(part, dict) else None
             if isinstance(content, str):
-                texts.append(content)
-    return "\n".join(texts)
+                texts.append(content[:MESSAGE_TEXT_LIMIT])
+    return "\n".join(texts)[:MESSAGE_TEXT_LIMIT]
 
 
 def _int(span: SpanData, key: str) -> int:

@@ -10,6 +10,7 @@ judge answers instead, the result says ``judge="rules"`` and why, and a warning 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any, Literal, cast
 
@@ -20,6 +21,8 @@ from coordbench.errors import CoordbenchError
 from coordbench.evals.base import TIER_JUDGEMENT, EvalContext, Evaluator
 from coordbench.evals.coordination import CoordinationResult, assess_coordination
 from coordbench.evals.judge_prompt import JUDGMENT_SCHEMA, WireJudgment, build_prompt, find_injections
+from coordbench.redaction import redact
+from coordbench.urls import redact_url
 
 __all__ = ["JudgeResult", "LLMJudgeEvaluator", "rule_judgment"]
 
@@ -133,7 +136,7 @@ async def _ask_llm(ctx: EvalContext, messages: list[dict[str, str]]) -> WireJudg
     except openai.APIStatusError as exc:
         raise JudgeUnavailableError(f"the endpoint answered HTTP {exc.status_code}") from exc
     except openai.APIConnectionError as exc:
-        raise JudgeUnavailableError(f"the endpoint is unreachable ({config.base_url})") from exc
+        raise JudgeUnavailableError(f"the endpoint is unreachable ({redact_url(config.base_url)})") from exc
     finally:
         await client.close()
     if not response.choices:
@@ -168,12 +171,13 @@ class LLMJudgeEvaluator(Evaluator):
         """Ask the configured model; fall back to :func:`rule_judgment` with a warning."""
         config = ctx.config.judge
         if config.api_key is None:
-            return self._fallback(ctx, "no API key (AGENTBEATS_LLM_API_KEY is not set)", find_injections(ctx))
-        prompt = build_prompt(ctx, max_chars=config.max_prompt_chars)
+            injections = await asyncio.to_thread(find_injections, ctx)  # reads every message: off the loop
+            return self._fallback(ctx, "no API key (AGENTBEATS_LLM_API_KEY is not set)", injections)
+        prompt = await asyncio.to_thread(build_prompt, ctx, max_chars=config.max_prompt_chars)
         try:
             wire = await _ask_llm(ctx, prompt.messages)
         except JudgeUnavailableError as exc:
-            result = self._fallback(ctx, str(exc), prompt.injections)
+            result = self._fallback(ctx, redact(str(exc)), prompt.injections)
             return result.model_copy(update={"prompt_truncated": prompt.truncated})
         flagged = [f"text addressed to the evaluator from: {', '.join(prompt.injections)}"] if prompt.injections else []
         return JudgeResult(

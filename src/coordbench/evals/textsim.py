@@ -59,13 +59,28 @@ def cosine(a: dict[str, float], b: dict[str, float]) -> float:
 
 
 def _lcs(x: Sequence[str], y: Sequence[str]) -> int:
-    previous = [0] * (len(y) + 1)
-    for xi in x:
-        current = [0]
-        for j, yj in enumerate(y, start=1):
-            current.append(previous[j - 1] + 1 if xi == yj else max(previous[j], current[j - 1]))
-        previous = current
-    return previous[-1]
+    """Length of the longest common subsequence of ``x`` and ``y``, bit-parallel.
+
+    Hyyrö's bit-vector form of the LCS recurrence (H. Hyyrö, "Bit-parallel LCS-length
+    computation revisited", 2004): one big integer holds a row of the dynamic programme, one bit
+    per token of ``x``, and each token of ``y`` updates the whole row with a few integer
+    operations. The result equals the textbook O(len(x) * len(y)) table's (checked against it
+    in the tests); the work is O(len(x) * len(y) / 64) machine words, so a 20,000-token answer
+    against a 20,000-token reference takes a fraction of a second instead of minutes.
+    """
+    if not x or not y:
+        return 0
+    matches: dict[str, int] = {}
+    for i, token in enumerate(x):
+        matches[token] = matches.get(token, 0) | (1 << i)
+    mask = (1 << len(x)) - 1
+    row = mask  # bit i set: the LCS did not grow at x[i] (all ones before any token of y)
+    for token in y:
+        match = matches.get(token, 0)
+        if match:
+            common = row & match
+            row = ((row + common) | (row - common)) & mask
+    return len(x) - row.bit_count()
 
 
 def rouge_l(candidate: str, reference: str) -> float:

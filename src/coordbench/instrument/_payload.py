@@ -133,10 +133,11 @@ def recorded_messages(role: str, texts: Iterable[str]) -> str:
     for text in texts:
         if budget <= 0:
             break
-        text = redact_urls_in(text)
-        if len(text) > budget:
-            text = text[:budget] + "...[truncated]"
+        cut = len(text) > budget
+        text = redact_urls_in(text, limit=budget)  # cut first: what is not kept is never read
         budget -= len(text)
+        if cut:
+            text += "...[truncated]"
         parts.append({"type": "text", "content": text})
     return json.dumps([{"role": role, "parts": parts}], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 

@@ -88,7 +88,8 @@ def extract(text: str, limit: int = 3, *, exclude: Sequence[str] = ()) -> list[s
         >>> extract("Budget is tight. The sky is blue. Budget risks delay the launch.", limit=2)
         ['Budget is tight.', 'Budget risks delay the launch.']
     """
-    candidates = [s for s in sentences(text) if s not in set(exclude)]
+    skip = set(exclude)
+    candidates = [s for s in sentences(text) if s not in skip]
     frequencies = Counter(words(text))
     scored: list[tuple[float, int, str]] = []
     for index, sentence in enumerate(candidates):
