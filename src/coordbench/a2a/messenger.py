@@ -11,7 +11,7 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,14 +25,29 @@ from google.protobuf.json_format import MessageToDict
 
 from coordbench.errors import CoordbenchError
 from coordbench.instrument._payload import FINAL_STATES, ends_stream
-from coordbench.urls import redact_urls_in
+from coordbench.redaction import redact, register_secret
 
-__all__ = ["DEFAULT_TIMEOUT", "ERROR_KINDS", "AgentCallError", "Messenger", "Reply", "error_kind"]
+__all__ = [
+    "DEFAULT_MAX_REPLY_BYTES",
+    "DEFAULT_TIMEOUT",
+    "ERROR_KINDS",
+    "AgentCallError",
+    "Messenger",
+    "Reply",
+    "ReplyTooLargeError",
+    "error_kind",
+]
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT = 300.0
 """Seconds a call may take end to end (the AgentBeats templates' default)."""
+
+ERROR_TEXT_LIMIT = 2_000
+"""Most characters of an :class:`AgentCallError`'s message (an agent's error text may be any length)."""
+
+DEFAULT_MAX_REPLY_BYTES = 16 * 1024 * 1024
+"""Bytes an agent may send in answer to one request (its card, or a whole response stream)."""
 
 
 ERROR_KINDS = ("connection", "timeout", "auth", "card", "protocol", "malformed_reply")
@@ -53,6 +68,64 @@ class AgentCallError(CoordbenchError):
     def __init__(self, message: str | None = None, *, kind: str = "protocol") -> None:
         super().__init__(message)
         self.kind = kind
+
+
+class ReplyTooLargeError(AgentCallError):
+    """An agent sent more than the messenger's ``max_reply_bytes`` in answer to one request."""
+
+    default_message = "the agent's reply is too large"
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(message, kind="malformed_reply")
+
+
+class _CappedStream(httpx.AsyncByteStream):
+    """A response body that raises :class:`ReplyTooLargeError` once more than ``limit`` bytes came."""
+
+    def __init__(self, stream: httpx.AsyncByteStream, limit: int) -> None:
+        self._stream = stream
+        self._limit = limit
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        seen = 0
+        async for chunk in self._stream:
+            seen += len(chunk)
+            if seen > self._limit:
+                raise ReplyTooLargeError(f"the reply exceeded {self._limit} bytes; the rest was not read")
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+
+class _CappedTransport(httpx.AsyncBaseTransport):
+    """An httpx transport whose responses may carry ``limit`` bytes at most, counted as they arrive.
+
+    Reading stops at the limit, so a participant answering 50 MB costs the reader the first
+    ``limit`` bytes only, and nothing the parsers above would do with the rest.
+    """
+
+    def __init__(self, inner: httpx.AsyncBaseTransport, limit: int) -> None:
+        self._inner = inner
+        self._limit = limit
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self._inner.handle_async_request(request)
+        length = response.headers.get("content-length", "")
+        if length.isdigit() and int(length) > self._limit:
+            await response.aclose()
+            raise ReplyTooLargeError(f"the reply announced {int(length)} bytes, more than the limit of {self._limit}")
+        stream = response.stream
+        assert isinstance(stream, httpx.AsyncByteStream)  # noqa: S101 - what an async transport returns
+        return httpx.Response(
+            status_code=response.status_code,
+            headers=response.headers,
+            stream=_CappedStream(stream, self._limit),
+            extensions=response.extensions,
+        )
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
 
 
 def error_kind(exc: BaseException) -> str:
@@ -140,6 +213,12 @@ class Messenger:
         verify_tls: Verify the agents' TLS certificates.
         event_hooks: httpx event hooks (``{"request": [...], "response": [...]}``), called for
             every HTTP exchange, agent cards included.
+        max_reply_bytes: Most bytes read in answer to one request (a card, or a whole
+            response stream); past it the call fails with :class:`ReplyTooLargeError`
+            (kind ``malformed_reply``) and the rest is not read.
+        remember_card_errors: Seconds a failed card read is remembered: calls to that agent fail
+            at once with the same error meanwhile, instead of each waiting out its own timeout
+            (0: every call tries again). An assessor remembers for the whole assessment.
 
     Use as an async context manager, or call :meth:`close` when done.
     """
@@ -153,20 +232,27 @@ class Messenger:
         headers: Mapping[str, str] | None = None,
         verify_tls: bool = True,
         event_hooks: Mapping[str, list[Callable[..., Any]]] | None = None,
+        max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+        remember_card_errors: float = 0.0,
     ) -> None:
+        if max_reply_bytes < 1:
+            raise ValueError(f"max_reply_bytes must be at least 1, got {max_reply_bytes}")
         all_headers = dict(headers or {})
         if token:
+            register_secret(token)
             all_headers["Authorization"] = f"Bearer {token}"
         self.timeout = timeout
         self.streaming = streaming
         self._http = httpx.AsyncClient(
             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
             headers=all_headers,
-            verify=verify_tls,
+            transport=_CappedTransport(httpx.AsyncHTTPTransport(verify=verify_tls), max_reply_bytes),
             event_hooks={name: list(hooks) for name, hooks in (event_hooks or {}).items()},
         )
         self._clients: dict[str, Client] = {}
         self._cards: dict[str, AgentCard] = {}
+        self._card_errors: dict[str, tuple[float, AgentCallError]] = {}
+        self.remember_card_errors = remember_card_errors
         self._locks: dict[str, asyncio.Lock] = {}
         self._contexts: dict[str, str] = {}
 
@@ -180,18 +266,23 @@ class Messenger:
         client = self._clients.get(url)
         if client is not None:
             return client
+        self._raise_remembered(url)
         lock = self._locks.setdefault(url, asyncio.Lock())
         async with lock:
             client = self._clients.get(url)
+            self._raise_remembered(url)
             if client is None:
                 try:
                     card = await A2ACardResolver(self._http, url).get_agent_card()
                 except Exception as exc:
                     kind = error_kind(exc)
-                    raise AgentCallError(
-                        redact_urls_in(f"cannot read the agent card at {url}: {exc}"),
+                    error = AgentCallError(
+                        redact(f"cannot read the agent card at {url}: {exc}", limit=ERROR_TEXT_LIMIT),
                         kind=kind if kind in {"connection", "timeout", "auth"} else "card",
-                    ) from exc
+                    )
+                    if self.remember_card_errors > 0:  # one wait per agent, not one per call
+                        self._card_errors[url] = (time.monotonic() + self.remember_card_errors, error)
+                    raise error from exc
                 config = ClientConfig(streaming=self.streaming, httpx_client=self._http)
                 self._cards[url] = card
                 client = self._clients[url] = ClientFactory(config).create(card)
@@ -257,14 +348,13 @@ class Messenger:
                 client = await self._client(url)
                 reply = await self._exchange(client, SendMessageRequest(message=message), on_status)
         except TimeoutError as exc:
-            raise AgentCallError(
-                redact_urls_in(f"{url} did not answer within {self.timeout:g} s"), kind="timeout"
-            ) from exc
+            raise AgentCallError(redact(f"{url} did not answer within {self.timeout:g} s"), kind="timeout") from exc
         except AgentCallError:
             raise
         except Exception as exc:
             raise AgentCallError(
-                redact_urls_in(f"call to {url} failed: {type(exc).__name__}: {exc}"), kind=error_kind(exc)
+                redact(f"call to {url} failed: {type(exc).__name__}: {exc}", limit=ERROR_TEXT_LIMIT),
+                kind=error_kind(exc),
             ) from exc
         reply.duration_ms = (time.perf_counter() - started) * 1e3
         if reply.context_id:
@@ -329,8 +419,21 @@ class Messenger:
         return Reply(_state_name(state), text, data, task_id, context_id, metadata=metadata)
 
     def reset(self) -> None:
-        """Forget the conversations (the next message to each agent starts a new one)."""
+        """Forget the conversations (the next message to each agent starts a new one) and the cards that failed."""
         self._contexts.clear()
+        self._card_errors.clear()
+
+    def card_error(self, url: str) -> AgentCallError | None:
+        """Why the card at ``url`` could not be read, while that failure is remembered."""
+        remembered = self._card_errors.get(url)
+        if remembered is None or remembered[0] <= time.monotonic():
+            return None
+        return remembered[1]
+
+    def _raise_remembered(self, url: str) -> None:
+        failed = self.card_error(url)
+        if failed is not None:
+            raise AgentCallError(str(failed), kind=failed.kind)
 
     async def close(self) -> None:
         """Close every cached client and the HTTP connection pool."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import asdict
@@ -106,7 +107,7 @@ class Assessment:
         scenarios = self.request.shard()
         reports: list[ScenarioReport] = []
         live_spans: list[SpanData] = []
-        async with Messenger(timeout=config.timeout) as messenger:
+        async with Messenger(timeout=config.timeout, remember_card_errors=math.inf) as messenger:
             attributes = {semconv.COORDBENCH_ASSESSMENT_ID: self.assessment_id}
             async with host_step(f"assessment {self.assessment_id}", attributes=attributes, new_trace=True) as root:
                 names = await self._participant_names(messenger)  # card fetches belong to the assessment
