@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from coordbench import __version__
 from coordbench.evals import JudgeResult, ScenarioEvaluation, TeamOutcome
 from coordbench.graph.metrics import GraphMetrics, canonical_json
+from coordbench.redaction import redact_strings
 
 __all__ = [
     "DOMAIN",
@@ -163,7 +164,12 @@ def _scenario_entry(report: ScenarioReport) -> dict[str, Any]:
 
 
 def result_row(report: AssessmentReport) -> dict[str, Any]:
-    """The one ``results[]`` row (the artifact's DataPart) of an assessment, canonical (floats rounded)."""
+    """The one ``results[]`` row (the artifact's DataPart) of an assessment, canonical (floats rounded).
+
+    Every string in it is redacted (:func:`coordbench.redaction.redact_strings`): the row is what
+    the artifact, ``results.json``, the summary and the report show, and a participant's answer
+    or an error may quote a URL with credentials, or a key.
+    """
     evaluated = [s for s in report.scenarios if s.evaluation is not None]
     overall = _mean([s.evaluation.score.overall for s in evaluated if s.evaluation is not None]) or 0.0
     passed = sum(1 for s in evaluated if s.evaluation is not None and s.evaluation.passed)
@@ -213,7 +219,7 @@ def result_row(report: AssessmentReport) -> dict[str, Any]:
             "scenarios": [_scenario_entry(s) for s in report.scenarios],
         },
     }
-    return json.loads(canonical_json(row))
+    return redact_strings(json.loads(canonical_json(row)))
 
 
 def results_document(rows: list[dict[str, Any]]) -> dict[str, Any]:

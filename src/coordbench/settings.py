@@ -7,14 +7,34 @@ the variable, rather than surfacing later as a confusing runtime error.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, TypeVar, overload
+from typing import Any, TypeVar, cast, overload
 
-from pydantic import Field, SecretStr, ValidationError
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from coordbench.errors import ConfigurationError
+from coordbench.redaction import register_secret
 
-__all__ = ["ENV_PREFIX", "Settings", "load_settings"]
+__all__ = ["ENV_PREFIX", "Settings", "auth_note", "load_settings", "read_token_file"]
+
+
+def read_token_file(path: Path) -> str:
+    """The token a file holds: its first line, stripped.
+
+    A token in a file stays out of the process list (``--token``) and the environment.
+
+    Raises:
+        ValueError: If the file cannot be read or holds no token (the message says which).
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"cannot read the token file {str(path)!r}: {exc}") from None
+    token = text.splitlines()[0].strip() if text.strip() else ""
+    if not token:
+        raise ValueError(f"the token file {str(path)!r} is empty")
+    return token
+
 
 ENV_PREFIX = "COORDBENCH_"
 
@@ -31,7 +51,17 @@ class Settings(BaseSettings):
     )
     data_dir: Path | None = Field(None, description="Keep spans durably in this directory (default: memory only).")
     fsync: bool = Field(False, description="Durable mode also survives power loss (fsync per batch).")
-    token: SecretStr | None = Field(None, description="Require 'Authorization: Bearer <token>' on every endpoint.")
+    token: SecretStr | None = Field(
+        None,
+        description=(
+            "Require 'Authorization: Bearer <token>' on every endpoint but /healthz. An empty value is refused: "
+            "leave it unset to run without authentication."
+        ),
+    )
+    token_file: Path | None = Field(
+        None,
+        description="Read the token from this file's first line (kept out of the process list and the environment).",
+    )
     max_body_bytes: int = Field(
         64 * 1024 * 1024, ge=1024, description="Largest export request, before and after decompression."
     )
@@ -66,6 +96,37 @@ class Settings(BaseSettings):
         30.0, gt=0, description="Seconds a client has to send an export's body; a slower one gets 408."
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _token_from_file(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        values = cast("dict[str, Any]", data)
+        path = values.get("token_file")
+        if path is None or path == "":
+            return values
+        if values.get("token") not in (None, ""):
+            raise ValueError("give the token or a token file, not both")
+        return {**values, "token": read_token_file(Path(path))}
+
+    @field_validator("token")
+    @classmethod
+    def _token_not_empty(cls, token: SecretStr | None) -> SecretStr | None:
+        if token is None:
+            return None
+        value = token.get_secret_value().strip()
+        if not value:
+            raise ValueError("is empty: leave it unset to run without authentication, or give a token")
+        register_secret(value)
+        return SecretStr(value)
+
+
+def auth_note(settings: Settings) -> str:
+    """What a server's banner says of its authentication: required, or open to whoever reaches it."""
+    if settings.token is not None:
+        return "bearer token required"
+    return f"no token: open to anyone who can reach {settings.host} (set COORDBENCH_TOKEN_FILE to require one)"
+
 
 SettingsT = TypeVar("SettingsT", bound=Settings)
 
@@ -90,7 +151,11 @@ def load_settings(settings_class: type[Settings] | None = None, /, **overrides: 
     except ValidationError as exc:
         problems: list[str] = []
         for error in exc.errors():
-            name = str(error["loc"][0]) if error["loc"] else "?"
+            message = str(error["msg"]).removeprefix("Value error, ")
+            if not error["loc"]:
+                problems.append(message)
+                continue
+            name = str(error["loc"][0])
             source = name if name in given else f"{ENV_PREFIX}{name.upper()}"
-            problems.append(f"{source}: {error['msg']}")
+            problems.append(f"{source}: {message}")
         raise ConfigurationError("invalid settings: " + "; ".join(problems)) from exc

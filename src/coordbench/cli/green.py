@@ -12,6 +12,7 @@ from coordbench.backend import tune_gc_for_ingest
 from coordbench.cli.serve import serve
 from coordbench.errors import ConfigurationError
 from coordbench.green import create_green_app, load_green_settings
+from coordbench.settings import auth_note
 
 __all__ = ["green"]
 
@@ -32,7 +33,17 @@ def green(
     data_dir: Annotated[Path | None, typer.Option(help="Keep spans durably here (SQLite) [default: memory].")] = None,
     token: Annotated[
         str | None,
-        typer.Option(help="Require 'Authorization: Bearer TOKEN' on the trace routes [env COORDBENCH_TOKEN]."),
+        typer.Option(
+            help="Require 'Authorization: Bearer TOKEN' on the trace, registry, report and metrics routes "
+            "[env COORDBENCH_TOKEN]. Visible in the process list: prefer --token-file or the variable.",
+            show_default=False,
+        ),
+    ] = None,
+    token_file: Annotated[
+        Path | None,
+        typer.Option(
+            help="Read the token from this file's first line [env COORDBENCH_TOKEN_FILE].", show_default=False
+        ),
     ] = None,
 ) -> None:
     """Serve the green assessor: send it {"participants": {role: url}, "config": {...}} over A2A."""
@@ -47,6 +58,7 @@ def green(
             grpc_port=grpc_port,
             data_dir=data_dir,
             token=token,
+            token_file=token_file,
         )
     except ConfigurationError as exc:
         console.print(f"[red]error:[/red] {exc.message}")
@@ -60,6 +72,6 @@ def green(
         port=settings.port,
         other_ports=[] if settings.grpc_port is None else [("OTLP/gRPC", settings.grpc_port)],
         banner=f"coordbench green '{settings.name}': A2A at {base}, OTLP/HTTP at {base.rstrip('/')}/v1/traces, "
-        f"results in {settings.output_dir or '(not written)'}",
+        f"results in {settings.output_dir or '(not written)'}, {auth_note(settings)}",
         timeout_keep_alive=300,
     )

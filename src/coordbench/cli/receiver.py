@@ -11,7 +11,7 @@ from rich.console import Console
 from coordbench.backend import create_app, tune_gc_for_ingest
 from coordbench.cli.serve import serve
 from coordbench.errors import ConfigurationError
-from coordbench.settings import load_settings
+from coordbench.settings import auth_note, load_settings
 
 __all__ = ["receiver"]
 
@@ -31,14 +31,24 @@ def receiver(
     token: Annotated[
         str | None,
         typer.Option(
-            help="Require 'Authorization: Bearer TOKEN' [env COORDBENCH_TOKEN].", envvar=None, show_default=False
+            help="Require 'Authorization: Bearer TOKEN' on every route but /healthz [env COORDBENCH_TOKEN]. "
+            "Visible in the process list: prefer --token-file or the variable.",
+            show_default=False,
+        ),
+    ] = None,
+    token_file: Annotated[
+        Path | None,
+        typer.Option(
+            help="Read the token from this file's first line [env COORDBENCH_TOKEN_FILE].", show_default=False
         ),
     ] = None,
 ) -> None:
     """Serve the trace backend: POST /v1/traces (OTLP/HTTP), OTLP/gRPC, GET /v1/traces[/{id}], GET /v1/stats."""
     console = Console(stderr=True)
     try:
-        settings = load_settings(host=host, port=port, grpc_port=grpc_port, data_dir=data_dir, token=token)
+        settings = load_settings(
+            host=host, port=port, grpc_port=grpc_port, data_dir=data_dir, token=token, token_file=token_file
+        )
         if no_grpc:
             settings = settings.model_copy(update={"grpc_port": None})
     except ConfigurationError as exc:
@@ -54,5 +64,5 @@ def receiver(
         port=settings.port,
         other_ports=[] if settings.grpc_port is None else [("OTLP/gRPC", settings.grpc_port)],
         banner=f"coordbench receiver: http://{settings.host}:{settings.port}/v1/traces, OTLP/gRPC port {grpc}, "
-        f"spans {storage}{', bearer token required' if settings.token else ''}",
+        f"spans {storage}, {auth_note(settings)}",
     )

@@ -74,5 +74,5 @@ def serve(
     except CoordbenchError as exc:
         console.print(f"[red]error:[/red] {exc.message}", soft_wrap=True)
         raise typer.Exit(2) from exc
-    console.print(banner)
+    console.print(banner, soft_wrap=True)  # one line: a URL in it stays whole for copy and paste
     uvicorn.run(app, host=host, port=port, log_level="warning", **uvicorn_options)

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from coordbench.graph.metrics import Thresholds
+from coordbench.redaction import register_secret
 
 __all__ = [
     "DEFAULT_WEIGHTS",
@@ -71,6 +72,13 @@ class JudgeConfig(BaseModel):
     timeout: float = Field(default=60.0, gt=0, le=3600)
     max_prompt_chars: int = Field(default=24_000, ge=16_000, le=1_000_000)
     max_output_tokens: int = Field(default=700, ge=64, le=16_000)
+
+    @field_validator("api_key")
+    @classmethod
+    def _remember_key(cls, api_key: SecretStr | None) -> SecretStr | None:
+        if api_key is not None:
+            register_secret(api_key.get_secret_value())  # a provider's error may echo it
+        return api_key
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> JudgeConfig:

@@ -15,6 +15,7 @@ from typing import Any, cast
 
 from coordbench.instrument import llm_step
 from coordbench.purple.roles import ROLES, Work
+from coordbench.redaction import redact, register_secret
 
 __all__ = ["LLMBackend"]
 
@@ -36,6 +37,7 @@ class LLMBackend:
     def __init__(self, base_url: str, api_key: str, model: str, *, timeout: float = 60.0) -> None:
         self.base_url = base_url
         self._api_key = api_key
+        register_secret(api_key)  # providers may echo the key into an error message
         self.model = model
         self.timeout = timeout
 
@@ -71,12 +73,14 @@ class LLMBackend:
                 if usage is not None:
                     step.set_usage(input_tokens=usage.prompt_tokens, output_tokens=usage.completion_tokens)
         except openai.OpenAIError as exc:
-            logger.warning("%s: the model at %s failed (%s): answering by the rules", name, self.base_url, exc)
+            logger.warning(
+                "%s: the model at %s failed (%s): answering by the rules", name, redact(self.base_url), redact(str(exc))
+            )
             return None
         finally:
             await client.close()
         text = (response.choices[0].message.content or "").strip() if response.choices else ""
         if not text:
-            logger.warning("%s: the model at %s answered nothing: answering by the rules", name, self.base_url)
+            logger.warning("%s: the model at %s answered nothing: answering by the rules", name, redact(self.base_url))
             return None
         return f"{role.capitalize()} ({name}, {self.model}):\n{text}"

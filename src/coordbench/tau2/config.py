@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 
 from coordbench.a2a import DEFAULT_TIMEOUT
 from coordbench.errors import ConfigurationError
+from coordbench.redaction import register_secret
 from coordbench.urls import redact_url
 
 __all__ = ["LLM_ARGS_KEYS", "TOKEN_ENV", "A2AConfig"]
@@ -55,6 +56,8 @@ class A2AConfig(BaseModel):
     def _token(cls, value: SecretStr | None) -> SecretStr | None:
         if value is not None and not value.get_secret_value().strip():
             raise ValueError("must not be empty (leave it out to send no token)")
+        if value is not None:
+            register_secret(value.get_secret_value())
         return value
 
     @classmethod
