@@ -17,6 +17,7 @@ from coordbench import __version__
 from coordbench.auth import bearer_ok
 from coordbench.bodylimit import BodyLimitMiddleware, BodyTooLargeError
 from coordbench.errors import StepFormatError
+from coordbench.jsonguard import JsonGuardMiddleware
 from coordbench.otlp import CODECS, native
 from coordbench.otlp.grpc import GrpcReceiver
 from coordbench.otlp.http import Inflight
@@ -251,6 +252,7 @@ def backend_app(
     description: str,
     lifespan: Callable[[FastAPI], AbstractAsyncContextManager[None]],
     protects: Callable[[str], bool] | None = None,
+    reads_own_json: Callable[[str], bool] | None = None,
 ) -> FastAPI:
     """An app carrying the trace backend (:func:`mount_backend`), its token check, body limits and ``/healthz``.
 
@@ -265,6 +267,8 @@ def backend_app(
         description: What the app serves.
         lifespan: The app's lifespan (:func:`serve_store` at least).
         protects: Whether a path needs the token, when one is set (default: every path but ``/healthz``).
+        reads_own_json: Paths (besides OTLP's) whose routes answer bad JSON their own way, left
+            out of :class:`~coordbench.jsonguard.JsonGuardMiddleware` (the green's A2A REST routes).
     """
     app = FastAPI(
         title=title,
@@ -275,6 +279,11 @@ def backend_app(
     )
     app.state.grpc_port = None
     mount_backend(app, settings, store)
+    # inside the token check and the body cap; the OTLP routes read JSON their own way
+    app.add_middleware(
+        JsonGuardMiddleware,
+        skip=lambda path: path in OTLP_PATHS or (reads_own_json is not None and reads_own_json(path)),
+    )
     if settings.token:
         app.add_middleware(BearerAuthMiddleware, token=settings.token.get_secret_value(), protects=protects)
     limit_bodies(app, settings)

@@ -10,6 +10,7 @@ and timestamp extensions.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import asynccontextmanager
@@ -25,11 +26,55 @@ from starlette.routing import BaseRoute
 
 from coordbench.bodylimit import BodyLimitMiddleware
 from coordbench.instrument.card import with_trace_extensions
+from coordbench.jsonguard import JsonGuardMiddleware
 
-__all__ = ["DEFAULT_MAX_REQUEST_BYTES", "REST_PREFIX", "a2a_routes", "build_agent_card", "create_a2a_app"]
+__all__ = [
+    "DEFAULT_MAX_REQUEST_BYTES",
+    "REST_PREFIX",
+    "a2a_routes",
+    "build_agent_card",
+    "create_a2a_app",
+    "is_rest_path",
+    "quiet_rejected_requests",
+]
 
 REST_PREFIX = "/rest"
 """Where the HTTP+JSON (REST) binding is mounted, below the agent's base URL."""
+
+
+def is_rest_path(path: str) -> bool:
+    """Whether ``path`` belongs to the REST (HTTP+JSON) binding, under :data:`REST_PREFIX`."""
+    return path == REST_PREFIX or path.startswith(REST_PREFIX + "/")
+
+
+_REJECTED_REQUEST_LOGS = frozenset({"Failed to validate base JSON-RPC request", "Failed to parse request params"})
+"""What a2a-sdk's JSON-RPC route logs, with a whole traceback, for a request that is merely malformed."""
+
+
+class _RejectedRequestFilter(logging.Filter):
+    """One line, not a traceback, for each malformed A2A request a2a-sdk rejects.
+
+    a2a-sdk logs every JSON-RPC request that fails validation with ``logger.exception``: a
+    client sending bad requests filled the log with a traceback each (2.3 MB for ~8,000
+    requests). The request's fault is not a bug of the server: the record keeps its level and
+    says what was wrong in one line; tracebacks stay for the server's own errors.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and record.msg in _REJECTED_REQUEST_LOGS:
+            exc = record.exc_info[1]
+            record.msg = f"{record.msg}: {type(exc).__name__}: {str(exc)[:500]}"
+            record.args = None
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
+def quiet_rejected_requests() -> None:
+    """Install the one-line logging of malformed A2A requests (idempotent)."""
+    dispatcher = logging.getLogger("a2a.server.routes.jsonrpc_dispatcher")
+    if not any(isinstance(f, _RejectedRequestFilter) for f in dispatcher.filters):
+        dispatcher.addFilter(_RejectedRequestFilter())
 
 
 def build_agent_card(
@@ -118,7 +163,10 @@ def create_a2a_app(
         finally:
             await handler.aclose()
 
-    middleware = [Middleware(BodyLimitMiddleware, limit=max_request_bytes)]
+    middleware = [
+        Middleware(BodyLimitMiddleware, limit=max_request_bytes),
+        Middleware(JsonGuardMiddleware, skip=is_rest_path),
+    ]
     return Starlette(routes=routes, lifespan=lifespan, middleware=middleware)
 
 
@@ -131,6 +179,7 @@ def a2a_routes(
         The routes, and the request handler; close it (``await handler.aclose()``) when the
         app shuts down.
     """
+    quiet_rejected_requests()
     handler = DefaultRequestHandler(
         agent_executor=executor, task_store=task_store or InMemoryTaskStore(), agent_card=card
     )

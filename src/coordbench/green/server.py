@@ -10,8 +10,9 @@ Routes:
 - ``POST /register`` and ``GET /peers``: the agent registry for peer discovery;
 - ``GET /healthz``.
 
-With a token configured, the backend, Step and registry routes need ``Authorization: Bearer``;
-the A2A routes stay open (the AgentBeats client sends no token) and ``/healthz`` too.
+With a token configured, every route needs ``Authorization: Bearer`` but the A2A routes (the
+AgentBeats client sends no token) and ``/healthz``: the trace backend, Step reports, the
+registry, the reports, ``/metrics`` and the API documentation.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from pydantic import Field
 
 from coordbench import __version__
 from coordbench.a2a import a2a_routes, build_agent_card
+from coordbench.a2a.app import is_rest_path
 from coordbench.backend import backend_app, build_store, serve_store
 from coordbench.green.executor import GreenExecutor
 from coordbench.green.registry import PeerRegistry, Registration
@@ -49,7 +51,8 @@ __all__ = ["DEFAULT_NAME", "GreenSettings", "create_green_app", "load_green_sett
 logger = logging.getLogger(__name__)
 
 DEFAULT_NAME = "coordbench-green"
-_PROTECTED_PREFIXES = ("/v1/", "/traces", "/register", "/peers", "/reports")
+_OPEN_PATHS = frozenset({"/", "/healthz", "/.well-known/agent-card.json"})
+"""What a token does not guard: the A2A agent (the AgentBeats client sends no token) and the health check."""
 
 
 class GreenSettings(Settings):
@@ -120,7 +123,8 @@ def _self_exporters(settings: GreenSettings, url: str) -> list[SpanExporter]:
 
 
 def _protected(path: str) -> bool:
-    return path.startswith(_PROTECTED_PREFIXES)
+    """Everything but the A2A routes and ``/healthz`` needs the token: a route added later is guarded by default."""
+    return not (path in _OPEN_PATHS or is_rest_path(path))
 
 
 def create_green_app(settings: GreenSettings | None = None, *, store: TraceStore | None = None) -> FastAPI:
@@ -183,6 +187,7 @@ def create_green_app(settings: GreenSettings | None = None, *, store: TraceStore
         ),
         lifespan=lifespan,
         protects=_protected,
+        reads_own_json=is_rest_path,
     )
     app.state.executor = executor
     app.state.registry = registry
