@@ -6,16 +6,22 @@ score part by part with its evidence, the evaluators' scores and weights, the ju
 strengths and weaknesses, and the trace's completeness. Every number shown carries its exact
 value in a ``data-value`` attribute, so a test (or a script) can check the page against
 ``results.json``. :func:`render_comparison` puts several assessments' graphs side by side.
+
+The page is written by templates (:mod:`coordbench.report.templates`) that escape every value:
+this module only picks the values out of the results document.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from html import escape
 from typing import Any, cast
+from urllib.parse import urlsplit
+
+from markupsafe import Markup
 
 from coordbench import __version__
 from coordbench.report.svg import agent_graph_svg, waterfall_svg
+from coordbench.report.templates import render
 from coordbench.spans import SpanData
 
 __all__ = ["render_comparison", "render_report"]
@@ -35,30 +41,14 @@ flex-wrap:wrap;gap:16px} .card{border:1px solid #ddd;border-radius:6px;padding:8
 """
 
 
-def _num(value: Any, digits: int = 3) -> str:
-    if isinstance(value, bool) or value is None:
-        return f'<span data-value="{escape(str(value).lower())}">{"-" if value is None else value}</span>'
-    if isinstance(value, int):
-        return f'<span data-value="{value}">{value}</span>'
-    if isinstance(value, float):
-        return f'<span data-value="{value!r}">{value:.{digits}f}</span>'
-    return escape(str(value))
+def _page(title: str, body: Markup) -> str:
+    return str(render("page.html.j2", title=title, css=Markup(_CSS), body=body, version=__version__))  # noqa: S704 - our constant
 
 
-def _page(title: str, body: str) -> str:
-    return (
-        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
-        'img-src data:">'
-        f"<style>{_CSS}</style></head><body>{body}"
-        f'<p class="sub">coordbench {escape(__version__)}: this file is self-contained.</p></body></html>\n'
-    )
-
-
-def _graph(results: Mapping[str, Any], title: str) -> str:
+def _graph(results: Mapping[str, Any], title: str) -> Markup:
     graph = cast("dict[str, Any]", results.get("graph") or {})
     if not graph:
-        return '<p class="sub">no graph (the graph evaluator did not run)</p>'
+        return Markup('<p class="sub">no graph (the graph evaluator did not run)</p>')
     detections = cast("dict[str, Any]", graph.get("detections") or {})
     return agent_graph_svg(
         cast("list[dict[str, Any]]", graph.get("agents") or []),
@@ -69,7 +59,7 @@ def _graph(results: Mapping[str, Any], title: str) -> str:
     )
 
 
-def _metrics_table(graph: Mapping[str, Any]) -> str:
+def _metrics(graph: Mapping[str, Any]) -> list[dict[str, Any]]:
     detections = cast("dict[str, Any]", graph.get("detections") or {})
     thresholds = cast("dict[str, Any]", graph.get("thresholds") or {})
     metrics = cast("dict[str, Any]", graph.get("metrics") or {})
@@ -92,113 +82,88 @@ def _metrics_table(graph: Mapping[str, Any]) -> str:
          bool(detections.get("isolated_agents"))),
         ("interactions", graph.get("interactions"), "messages between agents", False),
     ]  # fmt: skip
-    body = "".join(
-        f'<tr data-metric="{escape(name)}"><td>{escape(name)}</td><td class="num">{_num(value)}</td>'
-        f'<td>{escape(str(rule))}</td><td class="{"fired" if fired else "ok"}">{"flag" if fired else ""}</td></tr>'
-        for name, value, rule, fired in rows
-    )
-    return (
-        '<p class="sub">The shape, described by the benchmark\'s rules; flags describe, they are not scored.</p>'
-        f"<table><tr><th>metric</th><th>value</th><th>threshold / meaning</th><th></th></tr>{body}</table>"
-    )
+    return [{"name": name, "value": value, "rule": str(rule), "fired": fired} for name, value, rule, fired in rows]
 
 
 _PART_ORDER = ("outcome", "participation", "efficiency", "parallelism", "bottleneck", "robustness", "information_flow")
 
 
-def _parts_table(coordination: Mapping[str, Any]) -> str:
+def _coordination(coordination: Mapping[str, Any]) -> dict[str, Any] | None:
+    if not coordination:
+        return None
     parts = cast("dict[str, dict[str, Any]]", coordination.get("parts") or {})
-    rows: list[str] = []
     ordered = [n for n in _PART_ORDER if n in parts] + sorted(set(parts) - set(_PART_ORDER))
-    for name, part in ((n, parts[n]) for n in ordered):
-        evidence = "".join(f"<li>{escape(str(e))}</li>" for e in cast("list[Any]", part.get("evidence") or []))
-        fired = ", ".join(part.get("fired") or [])
-        rows.append(
-            f'<tr data-part="{escape(name)}"><td>{escape(name)}</td><td class="num">{_num(part.get("value"))}</td>'
-            f'<td class="num">{_num(part.get("weight"))}</td><td><code>{escape(str(part.get("formula", "")))}</code>'
-            f'</td><td class="{"fired" if fired else ""}">{escape(fired)}</td><td><ul>{evidence}</ul></td></tr>'
-        )
-    head = (
-        f"<p>coordination score {_num(coordination.get('score'))} = outcome factor "
-        f"{_num(coordination.get('outcome_factor'))} * participation * process {_num(coordination.get('process'))}"
-        f" (hubs: {escape(', '.join(coordination.get('hubs') or []) or 'none')})</p>"
-    )
-    return (
-        head + "<table><tr><th>part</th><th>value</th><th>weight</th><th>formula</th><th>fired</th>"
-        "<th>evidence</th></tr>" + "".join(rows) + "</table>"
-    )
+    return {
+        "score": coordination.get("score"),
+        "outcome_factor": coordination.get("outcome_factor"),
+        "process": coordination.get("process"),
+        "hubs": [str(h) for h in cast("list[Any]", coordination.get("hubs") or [])],
+        "parts": [
+            {
+                "name": name,
+                "value": parts[name].get("value"),
+                "weight": parts[name].get("weight"),
+                "formula": str(parts[name].get("formula", "")),
+                "fired": ", ".join(str(f) for f in cast("list[Any]", parts[name].get("fired") or [])),
+                "evidence": [str(e) for e in cast("list[Any]", parts[name].get("evidence") or [])],
+            }
+            for name in ordered
+        ],
+    }
 
 
-def _scores_table(entry: Mapping[str, Any]) -> str:
+def _evaluators(entry: Mapping[str, Any]) -> list[dict[str, Any]]:
     components = cast("dict[str, Any]", entry.get("score_components") or {})
     scores = cast("dict[str, float]", components.get("components") or {})
     weights = cast("dict[str, float]", components.get("weights") or {})
-    rows = "".join(
-        f'<tr data-evaluator="{escape(name)}"><td>{escape(name)}</td><td class="num">{_num(scores[name])}</td>'
-        f'<td class="num">{_num(weights.get(name))}</td></tr>'
-        for name in sorted(scores)
-    )
-    return f"<table><tr><th>evaluator</th><th>score</th><th>weight</th></tr>{rows}</table>"
+    return [{"name": name, "score": scores[name], "weight": weights.get(name)} for name in sorted(scores)]
 
 
-def _judge(results: Mapping[str, Any]) -> str:
+def _judge(results: Mapping[str, Any]) -> dict[str, Any] | None:
     judge = cast("dict[str, Any]", results.get("llm_judge") or {})
     if not judge:
-        return ""
-    who = "an LLM (" + str(judge.get("model")) + ")" if judge.get("judge") == "llm" else "the rule-based judge"
-    why = f" because {escape(str(judge['fallback_reason']))}" if judge.get("fallback_reason") else ""
-    strengths = "".join(f"<li>{escape(str(s))}</li>" for s in cast("list[Any]", judge.get("strengths") or []))
-    weaknesses = "".join(f"<li>{escape(str(s))}</li>" for s in cast("list[Any]", judge.get("weaknesses") or []))
-    strengths, weaknesses = strengths or "<li>none</li>", weaknesses or "<li>none</li>"
-    return (
-        f"<h3>Judgement</h3><p>By {escape(who)}{why}: {escape(str(judge.get('reasoning', '')))}</p>"
-        f'<div class="grid"><div class="card"><b>Strengths</b><ul>{strengths}</ul></div>'
-        f'<div class="card"><b>Weaknesses</b><ul>{weaknesses}</ul></div></div>'
-    )
+        return None
+    return {
+        "who": f"an LLM ({judge.get('model')})" if judge.get("judge") == "llm" else "the rule-based judge",
+        "why": str(judge["fallback_reason"]) if judge.get("fallback_reason") else None,
+        "reasoning": str(judge.get("reasoning", "")),
+        "strengths": [str(x) for x in cast("list[Any]", judge.get("strengths") or [])],
+        "weaknesses": [str(x) for x in cast("list[Any]", judge.get("weaknesses") or [])],
+    }
 
 
-def _completeness(entry: Mapping[str, Any]) -> str:
+def _completeness(entry: Mapping[str, Any]) -> dict[str, Any] | None:
     completeness = cast("dict[str, Any]", entry.get("completeness") or {})
     if not completeness:
-        return ""
-    unmatched = cast("list[str]", completeness.get("unmatched_clients") or [])
-    orphans = cast("list[str]", completeness.get("orphans") or [])
-    return (
-        f'<p data-completeness="{str(completeness.get("complete")).lower()}">Trace completeness: '
-        f"{'complete' if completeness.get('complete') else 'incomplete'}, {_num(completeness.get('span_count'))} spans"
-        f"; {len(unmatched)} unmatched client span(s), {len(orphans)} missing parent(s)"
-        f"{'; timed out waiting' if completeness.get('timed_out') else ''}.</p>"
-    )
+        return None
+    return {
+        "complete": bool(completeness.get("complete")),
+        "span_count": completeness.get("span_count"),
+        "unmatched": len(cast("list[str]", completeness.get("unmatched_clients") or [])),
+        "orphans": len(cast("list[str]", completeness.get("orphans") or [])),
+        "timed_out": bool(completeness.get("timed_out")),
+    }
 
 
-def _scenario(entry: Mapping[str, Any], spans: Sequence[SpanData] | None) -> str:
+def _scenario(entry: Mapping[str, Any], spans: Sequence[SpanData] | None) -> dict[str, Any]:
     results = cast("dict[str, Any]", entry.get("results") or {})
     graph = cast("dict[str, Any]", results.get("graph") or {})
-    verdict = "pass" if entry.get("passed") else "fail"
-    header = (
-        f'<section class="scenario" data-scenario="{escape(str(entry["id"]))}"><h2>Scenario {escape(str(entry["id"]))}'
-        f' <span class="badge {verdict}">{"passed" if entry.get("passed") else "not passed"}</span></h2>'
-        f'<p>score <b data-field="score">{_num(entry.get("score"))}</b> · mode {escape(str(entry.get("mode")))} · '
-        f"status {escape(str(entry.get('status')))}{' · ' + escape(str(entry['error'])) if entry.get('error') else ''}"
-        f" · trace <code>{escape(str(entry.get('trace_id') or '-'))}</code></p>"
-    )
-    waterfall = (
-        f'<h3>Spans</h3><div class="waterfall-box">{waterfall_svg(spans)}</div>'
-        if spans
-        else '<p class="sub">spans not available here (rebuild the report with --receiver to draw them)</p>'
-    )
-    coordination = cast("dict[str, Any]", results.get("coordination") or {})
-    return (
-        header
-        + f'<div class="grid"><div class="card">{_graph(results, str(entry["id"]))}</div>'
-        + f'<div class="card">{_metrics_table(graph) if graph else ""}</div></div>'
-        + (f"<h3>Coordination score</h3>{_parts_table(coordination)}" if coordination else "")
-        + f"<h3>Evaluators</h3>{_scores_table(entry)}"
-        + _judge(results)
-        + _completeness(entry)
-        + waterfall
-        + "</section>"
-    )
+    return {
+        "id": str(entry["id"]),
+        "passed": bool(entry.get("passed")),
+        "score": entry.get("score"),
+        "mode": str(entry.get("mode")),
+        "status": str(entry.get("status")),
+        "error": str(entry["error"]) if entry.get("error") else None,
+        "trace_id": str(entry["trace_id"]) if entry.get("trace_id") else None,
+        "graph_svg": _graph(results, str(entry["id"])),
+        "metrics": _metrics(graph) if graph else [],
+        "coordination": _coordination(cast("dict[str, Any]", results.get("coordination") or {})),
+        "evaluators": _evaluators(entry),
+        "judge": _judge(results),
+        "completeness": _completeness(entry),
+        "waterfall_svg": waterfall_svg(spans) if spans else None,
+    }
 
 
 def render_report(document: Mapping[str, Any], spans: Mapping[str, Sequence[SpanData]] | None = None) -> str:
@@ -208,30 +173,38 @@ def render_report(document: Mapping[str, Any], spans: Mapping[str, Sequence[Span
         document: ``{"participants": ..., "results": [row, ...]}``.
         spans: Each scenario's spans, by scenario id (for the waterfalls), when available.
     """
-    rows = cast("list[dict[str, Any]]", document.get("results") or [])
-    body: list[str] = []
-    for row in rows:
+    rows: list[dict[str, Any]] = []
+    participants = cast("dict[str, Any]", document.get("participants") or {})
+    for row in cast("list[dict[str, Any]]", document.get("results") or []):
         detail = cast("dict[str, Any]", row.get("detail") or {})
-        participants = cast("dict[str, str]", document.get("participants") or {})
-        body.append(
-            f'<header data-assessment="{escape(str(row.get("assessment_id")))}"><h1>coordbench assessment</h1>'
-            f'<p class="sub">{escape(str(row.get("assessment_id")))}</p>'
-            f'<p><span class="badge">score <b data-field="row-score">{_num(row.get("score"), 1)}</b> / '
-            f'{_num(row.get("max_score"))}</span><span class="badge">pass rate {_num(row.get("pass_rate"), 0)}%</span>'
-            f'<span class="badge">{_num(row.get("scenarios_passed"))} / {_num(row.get("scenarios"))} passed</span>'
-            f'<span class="badge">{_num(row.get("time_used"), 1)} s</span></p>'
-            "<p>Participants: "
-            + ", ".join(f"{escape(r)} <code>{escape(u)}</code>" for r, u in sorted(participants.items()))
-            + "</p></header>"
+        rows.append(
+            {
+                "assessment_id": str(row.get("assessment_id")),
+                "score": row.get("score"),
+                "max_score": row.get("max_score"),
+                "pass_rate": row.get("pass_rate"),
+                "scenarios_passed": row.get("scenarios_passed"),
+                "scenarios": row.get("scenarios"),
+                "time_used": row.get("time_used"),
+                "participants": sorted((str(r), str(u)) for r, u in participants.items()),
+                "scenario_list": [
+                    _scenario(entry, (spans or {}).get(str(entry["id"])))
+                    for entry in cast("list[dict[str, Any]]", detail.get("scenarios") or [])
+                ],
+            }
         )
-        for entry in cast("list[dict[str, Any]]", detail.get("scenarios") or []):
-            body.append(_scenario(entry, (spans or {}).get(str(entry["id"]))))
-    return _page("coordbench assessment report", "".join(body))
+    return _page("coordbench assessment report", render("report.html.j2", rows=rows))
+
+
+def _safe_link(link: str) -> str:
+    """``link`` if it is relative or http(s); a link with any other scheme (``javascript:``) is dropped."""
+    scheme = urlsplit(link).scheme.lower()
+    return link if scheme in ("", "http", "https") else "#"
 
 
 def render_comparison(items: Sequence[tuple[str, Mapping[str, Any], str]]) -> str:
     """Several assessments side by side: ``(title, results.json document, link to its report)`` each."""
-    cards: list[str] = []
+    teams: list[dict[str, Any]] = []
     for title, document, link in items:
         row = cast("dict[str, Any]", (document.get("results") or [{}])[0])
         detail = cast("dict[str, Any]", row.get("detail") or {})
@@ -239,22 +212,14 @@ def render_comparison(items: Sequence[tuple[str, Mapping[str, Any], str]]) -> st
         first = entries[0] if entries else {}
         results = cast("dict[str, Any]", first.get("results") or {})
         graph = cast("dict[str, Any]", results.get("graph") or {})
-        cards.append(
-            f'<div class="card" data-team="{escape(title)}"><h3><a href="{escape(link)}">{escape(title)}</a></h3>'
-            f'<p>score <b data-field="row-score">{_num(row.get("score"), 1)}</b> · {escape(str(graph.get("topology")))}'
-            f" / {escape(str(graph.get('label')))}</p>{_graph(results, title)}</div>"
+        teams.append(
+            {
+                "title": title,
+                "link": _safe_link(link),
+                "score": row.get("score"),
+                "topology": str(graph.get("topology")),
+                "label": str(graph.get("label")),
+                "graph_svg": _graph(results, title),
+            }
         )
-
-    def score(document: Mapping[str, Any]) -> Any:
-        return cast("dict[str, Any]", (document.get("results") or [{}])[0]).get("score")
-
-    rows = "".join(
-        f'<tr data-team="{escape(title)}"><td><a href="{escape(link)}">{escape(title)}</a></td>'
-        f'<td class="num">{_num(score(document), 1)}</td></tr>'
-        for title, document, link in items
-    )
-    table = f"<table><tr><th>team</th><th>score</th></tr>{rows}</table>"
-    return _page(
-        "coordbench: teams compared",
-        f'<h1>Teams compared</h1>{table}<div class="grid compare">{"".join(cards)}</div>',
-    )
+    return _page("coordbench: teams compared", render("comparison.html.j2", teams=teams))
