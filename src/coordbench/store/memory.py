@@ -304,9 +304,11 @@ class TraceStore:
                 new = [span for group in groups.values() for span in group.values()]
                 try:
                     keys = await asyncio.get_running_loop().run_in_executor(self._writer, persistence.append, new, wall)
-                except Exception as exc:
-                    logger.exception("durable trace storage failed; the batch is refused")
+                except Exception as exc:  # a full disk, a file size limit, a read-only file system...
+                    logger.warning("durable trace storage failed; the batch is refused (503): %s", exc)
                     self._stats.rejected += len(spans)
+                    reason = "durable storage failed"
+                    self._stats.rejected_reasons[reason] = self._stats.rejected_reasons.get(reason, 0) + len(spans)
                     raise StoreUnavailableError(f"durable trace storage failed: {exc}") from exc
             self._insert(groups, keys, sizes)
             self._stats.stored += len(spans)
