@@ -252,7 +252,8 @@ def backend_app(
     description: str,
     lifespan: Callable[[FastAPI], AbstractAsyncContextManager[None]],
     protects: Callable[[str], bool] | None = None,
-    reads_own_json: Callable[[str], bool] | None = None,
+    a2a_jsonrpc: frozenset[str] = frozenset(),
+    a2a_rest: Callable[[str], bool] | None = None,
 ) -> FastAPI:
     """An app carrying the trace backend (:func:`mount_backend`), its token check, body limits and ``/healthz``.
 
@@ -267,8 +268,10 @@ def backend_app(
         description: What the app serves.
         lifespan: The app's lifespan (:func:`serve_store` at least).
         protects: Whether a path needs the token, when one is set (default: every path but ``/healthz``).
-        reads_own_json: Paths (besides OTLP's) whose routes answer bad JSON their own way, left
-            out of :class:`~coordbench.jsonguard.JsonGuardMiddleware` (the green's A2A REST routes).
+        a2a_jsonrpc: Paths of an A2A JSON-RPC binding the app serves (the green's ``/``), and
+        a2a_rest: whether a path belongs to its A2A REST binding: both for
+            :class:`~coordbench.jsonguard.JsonGuardMiddleware`, which answers bad bodies there in
+            their protocol.
     """
     app = FastAPI(
         title=title,
@@ -281,8 +284,7 @@ def backend_app(
     mount_backend(app, settings, store)
     # inside the token check and the body cap; the OTLP routes read JSON their own way
     app.add_middleware(
-        JsonGuardMiddleware,
-        skip=lambda path: path in OTLP_PATHS or (reads_own_json is not None and reads_own_json(path)),
+        JsonGuardMiddleware, skip=OTLP_PATHS.__contains__, jsonrpc_paths=a2a_jsonrpc, rest=a2a_rest, json_routes=True
     )
     if settings.token:
         app.add_middleware(BearerAuthMiddleware, token=settings.token.get_secret_value(), protects=protects)

@@ -1,6 +1,9 @@
 r"""One ASGI middleware that refuses JSON request bodies nothing downstream can hold.
 
-Two things are valid to Python's ``json.loads`` but break whatever handles the document next:
+Three things break whatever handles a JSON body next with a 500:
+
+- bytes that are **not UTF-8** sent to an A2A route (a2a-sdk decodes them without catching the
+  error, whatever the ``Content-Type``);
 
 - a **lone UTF-16 surrogate** (``"\ud800"``): the first serializer to meet it raises
   ``UnicodeEncodeError``, and the route answers 500 (a2a-sdk echoes a JSON-RPC ``id`` into its
@@ -8,10 +11,12 @@ Two things are valid to Python's ``json.loads`` but break whatever handles the d
 - **NaN or Infinity** (``NaN`` is not JSON, but Python reads it): FastAPI's 422 answer cannot
   render it either.
 
-:class:`JsonGuardMiddleware` reads the (already size-capped) body of every JSON request once,
-and answers such a body itself with a message naming the field: a JSON-RPC parse error on the
-A2A JSON-RPC path, ``422`` with FastAPI's ``{"detail": [...]}`` shape elsewhere. Every other body
-(valid, or not JSON at all) goes to the route unchanged, which answers as it always did.
+:class:`JsonGuardMiddleware` reads the (already size-capped) body of every JSON request, and of
+every request to an A2A route whatever its ``Content-Type``, once, and answers such a body
+itself with a message naming the field: a JSON-RPC parse error on the A2A JSON-RPC path, the
+REST binding's ``400 INVALID_ARGUMENT`` on its routes (which answer lone surrogates and NaN
+themselves), ``422`` with FastAPI's ``{"detail": [...]}`` shape elsewhere. Every other body goes
+to the route unchanged, which answers as it always did.
 """
 
 from __future__ import annotations
@@ -87,14 +92,17 @@ def _is_json(scope: Scope) -> bool:
 
 
 class JsonGuardMiddleware:
-    """Answers JSON request bodies with lone surrogates or NaN/Infinity before a route sees them.
+    """Answers bodies no JSON consumer downstream can hold before a route sees them.
 
     Args:
         app: The ASGI app.
-        jsonrpc_paths: Paths served by a JSON-RPC handler: refused bodies get a JSON-RPC parse
-            error (code -32700, HTTP 200, as a2a-sdk answers unparsable JSON) instead of 422.
-        skip: Paths whose routes read JSON their own way: the OTLP receiver mends surrogates, and
-            a2a-sdk's REST binding answers them with its own ``400 INVALID_ARGUMENT``.
+        jsonrpc_paths: Paths served by a JSON-RPC handler (any ``Content-Type``): refused bodies
+            get a JSON-RPC parse error (code -32700, HTTP 200, as a2a-sdk answers unparsable JSON).
+        rest: Whether a path belongs to an A2A REST binding (any ``Content-Type``): a body that is
+            not UTF-8 gets its ``400 INVALID_ARGUMENT``; the binding answers the rest itself.
+        skip: Paths whose routes read JSON their own way (the OTLP receiver mends surrogates).
+        json_routes: Every other route reads its body as JSON whatever the ``Content-Type`` says
+            (FastAPI's do): check every body, not only those labelled JSON.
     """
 
     def __init__(
@@ -102,21 +110,33 @@ class JsonGuardMiddleware:
         app: ASGIApp,
         *,
         jsonrpc_paths: frozenset[str] = frozenset({"/"}),
+        rest: Callable[[str], bool] | None = None,
         skip: Callable[[str], bool] | None = None,
+        json_routes: bool = False,
     ) -> None:
         self.app = app
+        self.json_routes = json_routes
         self.jsonrpc_paths = jsonrpc_paths
+        self.rest = rest
         self.skip = skip
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Check the body of a JSON request, then serve it (or answer it)."""
+    def _kind(self, scope: Scope) -> str | None:
+        """How this request's body is checked: ``jsonrpc``, ``rest``, ``json``, or not at all (``None``)."""
         path = str(scope.get("path", ""))
-        if (
-            scope.get("type") != "http"
-            or scope.get("method") not in {"POST", "PUT", "PATCH"}
-            or not _is_json(scope)
-            or (self.skip is not None and self.skip(path))
-        ):
+        if scope.get("type") != "http" or scope.get("method") not in {"POST", "PUT", "PATCH"}:
+            return None
+        if self.skip is not None and self.skip(path):
+            return None
+        if path in self.jsonrpc_paths:
+            return "jsonrpc"
+        if self.rest is not None and self.rest(path):
+            return "rest"
+        return "json" if self.json_routes or _is_json(scope) else None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Check the body, then serve the request (or answer it)."""
+        kind = self._kind(scope)
+        if kind is None:
             await self.app(scope, receive, send)
             return
         chunks: list[bytes] = []
@@ -129,21 +149,14 @@ class JsonGuardMiddleware:
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
-        problem = json_problem(body)
+        problem = _utf8_problem(body)
+        if problem is None and kind != "rest":
+            problem = json_problem(body)
         if problem is None:
             await self.app(scope, _replay({"type": "http.request", "body": body, "more_body": False}, receive), send)
             return
         where, why = problem
-        if path in self.jsonrpc_paths:
-            status = 200
-            answer: dict[str, Any] = {
-                "jsonrpc": "2.0",
-                "id": None,
-                "error": {"code": -32700, "message": f"Parse error: {_where(where)}: {why}"},
-            }
-        else:
-            status = 422
-            answer = {"detail": [{"type": "json_invalid", "loc": ["body", *where], "msg": why}]}
+        status, answer = _answer(kind, where, why)
         encoded = json.dumps(answer).encode()
         await send(
             {
@@ -153,6 +166,27 @@ class JsonGuardMiddleware:
             }
         )
         await send({"type": "http.response.body", "body": encoded, "more_body": False})
+
+
+def _utf8_problem(body: bytes) -> tuple[list[str | int], str] | None:
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return [], f"the body is not UTF-8 text (byte {exc.start})"
+    return None
+
+
+def _answer(kind: str, where: list[str | int], why: str) -> tuple[int, dict[str, Any]]:
+    """The status and body that refuse a request, in the protocol of its route."""
+    if kind == "jsonrpc":
+        return 200, {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {"code": -32700, "message": f"Parse error: {_where(where)}: {why}"},
+        }
+    if kind == "rest":
+        return 400, {"error": {"code": 400, "status": "INVALID_ARGUMENT", "message": f"{_where(where)}: {why}"}}
+    return 422, {"detail": [{"type": "json_invalid", "loc": ["body", *where], "msg": why}]}
 
 
 def _replay(first: Message, receive: Receive) -> Receive:

@@ -13,7 +13,10 @@ Payloads (the answer to ``SendMessage``):
 - ``nested``: a data part nested ``size`` levels deep;
 - ``raw``: ``size`` bytes of letters as the whole HTTP body (not JSON at all).
 
-``--name`` sets the card's agent name (``markup`` puts a script there too).
+``--name`` sets the card's agent name (``markup`` puts a script there too). With ``--spans N``
+it answers plainly and exports ``N`` spans of calls to made-up peers instead, each carrying
+``--size`` characters of the ``--payload`` text as captured message content, under the trace
+context of the request (to ``--export`` with ``--token``): what the evaluators then read.
 """
 
 from __future__ import annotations
@@ -61,7 +64,30 @@ def nested(depth: int) -> str:
     return '{"a":' * depth + "1" + "}" * depth
 
 
-def build_app(url: str, payload: str, size: int, name: str) -> Starlette:
+def hostile_spans(traceparent: str, count: int, payload: str, size: int, name: str) -> bytes:
+    """OTLP bytes of ``count`` CLIENT spans from ``name`` to made-up peers, children of ``traceparent``'s span."""
+    from coordbench import semconv
+    from coordbench.otlp import export_request
+    from coordbench.spans import SpanData, SpanKind
+
+    _, trace_id, parent, _ = traceparent.split("-")
+    content = json.dumps([{"role": "user", "parts": [{"type": "text", "content": text_of(payload, size)}]}])
+    spans = [
+        SpanData(
+            trace_id, f"{i + 1:016x}", parent, f"invoke_agent peer-{i % 50}", SpanKind.CLIENT, 1_000 + i, 2_000 + i,
+            {semconv.GEN_AI_OPERATION_NAME: "invoke_agent", semconv.GEN_AI_AGENT_NAME: f"peer-{i % 50}",
+             semconv.A2A_CALLER_NAME: name, semconv.GEN_AI_INPUT_MESSAGES: content,
+             semconv.GEN_AI_OUTPUT_MESSAGES: content, semconv.A2A_TASK_STATE: "completed"},
+            resource={semconv.SERVICE_NAME: name},
+        )
+        for i in range(count)
+    ]  # fmt: skip
+    return export_request(spans).SerializeToString()
+
+
+def build_app(
+    url: str, payload: str, size: int, name: str, *, spans: int = 0, export: str = "", token: str = ""
+) -> Starlette:
     from coordbench.a2a import build_agent_card
 
     card = MessageToDict(build_agent_card(name, url, description="a hostile participant"))
@@ -72,6 +98,21 @@ def build_app(url: str, payload: str, size: int, name: str) -> Starlette:
     async def rpc(request: Request) -> Response:
         body: Any = json.loads(await request.body())
         request_id = body.get("id") if isinstance(body, dict) else None
+        traceparent = request.headers.get("traceparent")
+        if spans and traceparent:
+            import httpx
+
+            async with httpx.AsyncClient(timeout=300) as client:
+                sent = await client.post(
+                    f"{export.rstrip('/')}/v1/traces",
+                    content=hostile_spans(traceparent, spans, payload, size, name),
+                    headers={"Content-Type": "application/x-protobuf", "Authorization": f"Bearer {token}"},
+                )
+                sent.raise_for_status()
+            text = json.dumps({"text": "done"})
+            head = json.dumps({"jsonrpc": "2.0", "id": request_id})[:-1]
+            document = head + ',"result":{"message":{"messageId":"m-1","role":"ROLE_AGENT","parts":[' + text + "]}}}"
+            return Response(document.encode(), media_type="application/json")
         if payload == "raw":
             return StreamingResponse(_chunks(b"a", size), media_type="application/json")
         part = '{"data":' + nested(size) + "}" if payload == "nested" else json.dumps({"text": text_of(payload, size)})
@@ -103,9 +144,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--payload", required=True)
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--name", default="hostile")
+    parser.add_argument("--spans", type=int, default=0)
+    parser.add_argument("--export", default="")
+    parser.add_argument("--token", default="")
     args = parser.parse_args(argv)
     name = args.name + (MARKUP if args.payload == "markup" else "")
-    serve_announced(lambda url: build_app(url, args.payload, args.size, name))
+    serve_announced(
+        lambda url: build_app(
+            url, args.payload, args.size, name, spans=args.spans, export=args.export, token=args.token
+        )
+    )
     sys.exit(0)
 
 

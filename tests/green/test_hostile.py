@@ -9,6 +9,7 @@ result, and no secret the attacker planted in URLs may reach an output.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from support.commands import HealthProbe, ServerProcess, send_assessment
+from support.commands import HealthProbe, ServerProcess, send_assessment, stream_assessment
 from support.processes import AgentProcess
 
 HOSTILE = str(Path(__file__).parent.parent / "agents" / "hostile.py")
@@ -117,6 +118,38 @@ def test_hostile_answer_neither_stalls_nor_leaks(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(
+    ("payload", "spans", "size"),
+    [("injection", 200, 16_000), ("letters", 200, 16_000), ("urls", 2_000, 4_000), ("markup", 50, 200_000)],
+)
+def test_hostile_spans_are_evaluated_without_stalling_or_leaking(
+    payload: str,
+    spans: int,
+    size: int,
+    green: ServerProcess,
+    processes: list[AgentProcess],
+    subprocess_env: dict[str, str],
+) -> None:
+    """The participant exports its own spans: many calls, each carrying long hostile message content."""
+    command = [sys.executable, HOSTILE, "--payload", payload, "--size", str(size), "--spans", str(spans),
+               "--export", green.url, "--token", TOKEN]  # fmt: skip
+    participant = AgentProcess(command, {**subprocess_env, "PYTHONPATH": str(Path(__file__).parent.parent)})
+    processes.append(participant)
+    started = time.monotonic()
+    with HealthProbe(green.url) as probe:
+        answer = _assess(green, participant.url)
+    took = time.monotonic() - started
+    assert probe.errors == []
+    assert probe.worst < 1.0, f"/healthz took {probe.worst:.2f} s while the assessor evaluated the spans"
+    assert took < TIMEOUT, f"the assessment took {took:.1f} s"
+    scenario = _scenario(answer)
+    assert scenario["status"] == "evaluated"
+    graph = scenario["results"]["graph"]  # type: ignore[index]
+    assert len(graph["agents"]) > 10  # the exported calls were read and evaluated
+    assert "SECRET-hostile" not in json.dumps(answer)
+
+
+@pytest.mark.slow
 def test_a_task_of_letters_naming_the_green_as_participant_does_not_stall_it(green: ServerProcess) -> None:
     """The unauthenticated request of the finding: the green asked to assess itself with 100,000 letters."""
     with HealthProbe(green.url) as probe:
@@ -124,3 +157,24 @@ def test_a_task_of_letters_naming_the_green_as_participant_does_not_stall_it(gre
     assert probe.errors == []
     assert probe.worst < 1.0, f"/healthz took {probe.worst:.2f} s"
     assert _state(answer) in {"TASK_STATE_COMPLETED", "TASK_STATE_FAILED"}
+
+
+@pytest.mark.slow
+def test_sigterm_stops_the_green_during_an_assessment(
+    green: ServerProcess, processes: list[AgentProcess], subprocess_env: dict[str, str]
+) -> None:
+    """An assessment in flight (a participant that takes minutes) does not hold the green up on SIGTERM."""
+    import threading
+
+    from support.processes import RELAY
+
+    slow = AgentProcess([sys.executable, RELAY, "--name", "slow", "--delay", "600"], subprocess_env)
+    processes.append(slow)
+    request = {"participants": {"coordinator": slow.url}, "config": {"scenarios": [{"id": "s1", "task": "Wait"}]}}
+    working = threading.Event()
+    threading.Thread(target=stream_assessment, args=(green.url, request, "scenario 1/1", working), daemon=True).start()
+    assert working.wait(timeout=600), "the assessment never started"
+    started = time.monotonic()
+    green.proc.terminate()
+    green.proc.wait(timeout=120)
+    assert time.monotonic() - started < 60  # the grace period is 10 s; a busy machine adds to it

@@ -20,6 +20,7 @@ import resource
 import signal
 import subprocess
 import sys
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -52,6 +53,7 @@ class Receiver:
         self.batches = 0
         self.pending: tuple[str, list[str], bytes] | None = None
         self.proc: subprocess.Popen[str] | None = None
+        self.log = tempfile.NamedTemporaryFile("w", prefix="coordbench-receiver-", suffix=".log")  # noqa: SIM115
         self.url = ""
         self.start()
 
@@ -75,7 +77,7 @@ class Receiver:
             started = time.monotonic()
             while time.monotonic() - started < STARTUP_LIMIT:
                 if self.proc.poll() is not None:
-                    raise AssertionError(f"the receiver did not restart: {self.proc.communicate()[1]}")
+                    raise AssertionError(f"the receiver did not restart: {self.log_text()}")
                 try:
                     if client.get(f"{self.url}/healthz").status_code == 200:
                         return
@@ -116,13 +118,19 @@ class Receiver:
     def kill(self) -> None:
         assert self.proc is not None
         os.kill(self.proc.pid, signal.SIGKILL)
-        self.proc.communicate(timeout=30)
+        self.proc.wait(timeout=60)
 
     def stop(self) -> str:
-        if self.proc is None or self.proc.poll() is not None:
-            return ""
-        self.proc.terminate()
-        return self.proc.communicate(timeout=60)[1]
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=60)
+        self.log.close()
+        return self.log_text()
+
+    def log_text(self) -> str:
+        """What the receiver processes wrote to standard error (a file: a pipe could fill and block them)."""
+        self.log.flush()
+        return Path(self.log.name).read_text(errors="replace")
 
     def stored(self) -> dict[str, set[str]]:
         found: dict[str, set[str]] = {}

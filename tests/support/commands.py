@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -42,12 +43,16 @@ class ServerProcess:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.token = token
-        self._stderr_file = stderr.open("w") if stderr is not None else None
+        self._temporary = stderr is None
+        self._log_path = (
+            stderr if stderr is not None else Path(tempfile.mkstemp(prefix="coordbench-", suffix=".log")[1])
+        )
+        self._log = self._log_path.open("w")
         self.proc = subprocess.Popen(
             [*COMMAND, *args, "--port", str(self.port)],
             env=dict(env if env is not None else os.environ),
             stdout=subprocess.DEVNULL,
-            stderr=self._stderr_file or subprocess.PIPE,
+            stderr=self._log,  # a file, never a pipe: a process that logs more than a pipe holds would block
             text=True,
         )
         self._wait_ready()
@@ -75,14 +80,17 @@ class ServerProcess:
         if self.proc.poll() is None:
             self.proc.terminate()
         try:
-            _, err = self.proc.communicate(timeout=60)
+            self.proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-            _, err = self.proc.communicate()
-        if self._stderr_file is not None:
-            self._stderr_file.close()
-            return Path(self._stderr_file.name).read_text()
-        return err or ""
+            self.proc.wait()
+        self._log.close()
+        if not self._log_path.exists():
+            return ""
+        text = self._log_path.read_text(errors="replace")
+        if self._temporary:
+            self._log_path.unlink()
+        return text
 
     def __enter__(self) -> ServerProcess:
         return self
@@ -146,3 +154,33 @@ def send_assessment(green_url: str, request: Mapping[str, Any], *, timeout: floa
     response = httpx.post(f"{green_url}/", json=message, headers={"A2A-Version": "1.0"}, timeout=timeout)
     response.raise_for_status()
     return response.json()
+
+
+def stream_assessment(green_url: str, request: Mapping[str, Any], marker: str, seen: threading.Event) -> None:
+    """Send an assessment as ``SendStreamingMessage`` and set ``seen`` once an event's text holds ``marker``.
+
+    Returns when the stream ends (or breaks: the green may be stopped on purpose meanwhile).
+    """
+    import json
+
+    message = {
+        "jsonrpc": "2.0",
+        "id": str(uuid.uuid4()),
+        "method": "SendStreamingMessage",
+        "params": {
+            "message": {"role": "ROLE_USER", "messageId": str(uuid.uuid4()), "parts": [{"text": json.dumps(request)}]}
+        },
+    }
+    try:
+        with httpx.stream(
+            "POST",
+            f"{green_url}/",
+            json=message,
+            headers={"A2A-Version": "1.0"},
+            timeout=None,  # noqa: S113 - an assessment may run for minutes
+        ) as answer:
+            for line in answer.iter_lines():
+                if marker in line:
+                    seen.set()
+    except httpx.HTTPError:
+        return

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import collections
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -16,22 +19,50 @@ RELAY = str(Path(__file__).parent.parent / "agents" / "relay.py")
 
 
 class AgentProcess:
-    """A process that prints ``READY <url>`` once it serves."""
+    """A process that prints ``READY <url>`` once it serves.
+
+    Its standard error is read on a thread as it comes (the last :data:`KEPT_LINES` lines are
+    kept for :meth:`stop`): a process that logs more than a pipe holds would otherwise block on
+    its next write, and look hung.
+    """
+
+    KEPT_LINES = 2000
 
     def __init__(self, command: list[str], env: dict[str, str]) -> None:
         self.proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        assert self.proc.stdout is not None
+        assert self.proc.stdout is not None and self.proc.stderr is not None
+        self._stderr: collections.deque[str] = collections.deque(maxlen=self.KEPT_LINES)
+        self._reader = threading.Thread(target=self._read, args=(self.proc.stderr,), daemon=True)
+        self._reader.start()
         line = self.proc.stdout.readline()
         if not line.startswith("READY "):
             self.proc.kill()
-            _, err = self.proc.communicate(timeout=10)
-            raise RuntimeError(f"agent did not start: {line!r}\n{err}")
+            self._close()
+            raise RuntimeError(f"agent did not start: {line!r}\n{self.stderr}")
         self.url = line.split()[1]
 
+    def _read(self, stream: IO[str]) -> None:
+        for line in stream:
+            self._stderr.append(line)
+
+    @property
+    def stderr(self) -> str:
+        """What the process wrote to standard error so far (its last lines)."""
+        return "".join(self._stderr)
+
     def stop(self) -> str:
-        self.proc.terminate()  # uvicorn shuts down gracefully; the SDK flushes at exit
-        _, err = self.proc.communicate(timeout=20)
-        return err
+        """Terminate it (uvicorn shuts down gracefully; the SDK flushes at exit); its standard error."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+        self._close()
+        return self.stderr
+
+    def _close(self) -> None:
+        self.proc.wait(timeout=60)
+        self._reader.join(timeout=60)
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()
 
 
 @pytest.fixture
@@ -42,7 +73,7 @@ def processes() -> Iterator[list[AgentProcess]]:
     for p in started:
         if p.proc.poll() is None:
             p.proc.kill()
-            p.proc.communicate()
+        p.stop()
 
 
 def exporting_env(base: dict[str, str], endpoint: str, service: str) -> dict[str, str]:

@@ -165,7 +165,7 @@ def create_a2a_app(
 
     middleware = [
         Middleware(BodyLimitMiddleware, limit=max_request_bytes),
-        Middleware(JsonGuardMiddleware, skip=is_rest_path),
+        Middleware(JsonGuardMiddleware, rest=is_rest_path),
     ]
     return Starlette(routes=routes, lifespan=lifespan, middleware=middleware)
 

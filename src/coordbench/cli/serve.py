@@ -13,7 +13,11 @@ from rich.console import Console
 
 from coordbench.errors import CoordbenchError
 
-__all__ = ["port_problem", "serve"]
+__all__ = ["SHUTDOWN_GRACE", "port_problem", "serve"]
+
+SHUTDOWN_GRACE = 10.0
+"""Seconds a server waits, after SIGTERM or Ctrl-C, for requests in flight: an assessment can run for
+minutes, and a stop must not wait for it (its trace and results stay wherever they were written)."""
 
 
 def port_problem(host: str, port: int) -> str | None:
@@ -75,4 +79,5 @@ def serve(
         console.print(f"[red]error:[/red] {exc.message}", soft_wrap=True)
         raise typer.Exit(2) from exc
     console.print(banner, soft_wrap=True)  # one line: a URL in it stays whole for copy and paste
-    uvicorn.run(app, host=host, port=port, log_level="warning", **uvicorn_options)
+    options: dict[str, Any] = {"timeout_graceful_shutdown": SHUTDOWN_GRACE, **uvicorn_options}
+    uvicorn.run(app, host=host, port=port, log_level="warning", **options)

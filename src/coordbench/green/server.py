@@ -187,7 +187,8 @@ def create_green_app(settings: GreenSettings | None = None, *, store: TraceStore
         ),
         lifespan=lifespan,
         protects=_protected,
-        reads_own_json=is_rest_path,
+        a2a_jsonrpc=frozenset({"/"}),
+        a2a_rest=is_rest_path,
     )
     app.state.executor = executor
     app.state.registry = registry
