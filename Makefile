@@ -19,10 +19,12 @@ uv: ## Install uv if it is missing
 	@$(UV) --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
 
 sync: uv ## Create .venv from uv.lock (all dependency groups and extras: tau2, adk, collector)
-	@$(UV) sync --locked --all-groups --all-extras --quiet
+	@$(UV) sync --locked --all-groups --all-extras --quiet --compile-bytecode
+	@$(UV) run --locked python -m compileall -q src >/dev/null  # commands start from bytecode, not source
 
 demo: uv ## The main job: a green and one purple team per shape on loopback, assessed (no Docker, key or internet)
-	@$(UV) sync --locked --all-groups --inexact --quiet  # the demo needs no extra; keep any installed
+	@$(UV) sync --locked --all-groups --inexact --quiet --compile-bytecode  # the demo needs no extra; keep any installed
+	@$(UV) run --locked python -m compileall -q src >/dev/null
 	$(RUN) coordbench demo
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || command -v sudo)

@@ -15,11 +15,9 @@ import contextlib
 import json
 import os
 import socket
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Generator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +28,8 @@ import httpx
 from coordbench.a2a import AgentCallError, Messenger
 from coordbench.datafiles import collector_file
 from coordbench.errors import CoordbenchError
-from coordbench.purple.launcher import TeamProcesses
+from coordbench.processes import Child, ChildStartError, wait_until
+from coordbench.purple.launcher import Fleet, TeamStartError
 from coordbench.purple.team import SHAPES, Team, team_for_shape
 from coordbench.report import render_comparison
 from coordbench.results import results_document, results_text
@@ -100,34 +99,14 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@contextmanager
-def _process(command: list[str], env: dict[str, str], log: Path) -> Generator[subprocess.Popen[bytes]]:
-    with log.open("wb") as sink:
-        process = subprocess.Popen(command, env=env, stdout=sink, stderr=subprocess.STDOUT)  # noqa: S603
+def _healthy(url: str) -> Callable[[], bool]:
+    def check() -> bool:
         try:
-            yield process
-        finally:
-            if process.poll() is None:
-                process.terminate()
-                try:
-                    process.wait(15)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait(5)
-
-
-def _wait_healthy(url: str, process: subprocess.Popen[bytes], log: Path, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise DemoError(f"the green exited ({process.returncode}): {log.read_text(errors='replace')[-800:]}")
-        try:
-            if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
-                return
+            return httpx.get(f"{url}/healthz", timeout=5).status_code == 200
         except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    raise DemoError(f"the green did not answer at {url} within {timeout:g} s")
+            return False
+
+    return check
 
 
 def rotel_settings(*, http_port: int, grpc_port: int, green: str, folder: Path) -> dict[str, str]:
@@ -151,15 +130,19 @@ def _rotel(green: str, folder: Path) -> Generator[str]:
     agent = Path(cast("Any", rotel).__file__).parent / "rotel-agent"
     http = free_port()
     env = {**os.environ, **rotel_settings(http_port=http, grpc_port=free_port(), green=green, folder=folder)}
-    log = folder / "rotel.out"
-    with _process([str(agent), "start"], env, log) as process:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                raise DemoError(f"rotel exited ({process.returncode}): {log.read_text(errors='replace')[-800:]}")
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", http), timeout=1):
-                break
-            time.sleep(0.1)
+
+    def listening() -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", http), timeout=1):
+                return True
+        except OSError:
+            return False
+
+    with Child("the rotel collector", [str(agent), "start"], folder / "rotel.out", env=env) as collector:
+        try:
+            wait_until(listening, collector, what=f"it listened on port {http}")
+        except ChildStartError as exc:
+            raise DemoError(str(exc)) from exc
         yield f"http://127.0.0.1:{http}"
 
 
@@ -223,24 +206,27 @@ def run_demo(
     command = [sys.executable, "-m", "coordbench", "green", "--port", str(port),
                "--output-dir", str(output_dir / "green")]  # fmt: skip
     with contextlib.ExitStack() as stack:
-        green_process = stack.enter_context(_process(command, env, logs / "green.log"))
-        _wait_healthy(green, green_process, logs / "green.log")
-        endpoint = stack.enter_context(_rotel(green, logs)) if collector == "rotel" else green
-        launchers = {label: TeamProcesses(team, args, endpoint=endpoint, env=env) for label, team, args in chosen}
-        for launcher in launchers.values():
-            stack.callback(launcher.stop)
+        green_process = stack.enter_context(Child("the green", command, logs / "green.log", env=env))
         for shape in shapes:
             say(shape, "starting its members")
-        with ThreadPoolExecutor(max_workers=len(launchers)) as pool:
-            started_urls = list(pool.map(TeamProcesses.start, launchers.values()))
-        urls: dict[str, dict[str, str]] = dict(zip(launchers, started_urls, strict=True))
+        fleet = Fleet([(label, team) for label, team, _ in chosen], env=env, log_dir=logs)
+        try:
+            wait_until(_healthy(green), green_process, what="it answered /healthz")
+            endpoint = stack.enter_context(_rotel(green, logs)) if collector == "rotel" else green
+            fleet.endpoint = endpoint
+            stack.callback(fleet.stop)
+            urls = fleet.start()
+        except (ChildStartError, TeamStartError) as exc:
+            raise DemoError(str(exc)) from exc
 
         async def assess_all() -> list[TeamResult]:
             def status(shape: str) -> Callable[[str, str], None]:
                 return lambda _state, text: say(shape, text.splitlines()[0] if text else _state)
 
             body = config or DEMO_CONFIG
-            return list(await asyncio.gather(*(_assess(green, s, urls[s], body, status(s)) for s in shapes)))
+            return list(
+                await asyncio.gather(*(_assess(green, s, urls[s], {**body, "team": s}, status(s)) for s in shapes))
+            )
 
         results = asyncio.run(assess_all())
         for result in results:

@@ -69,7 +69,7 @@ class Receiver:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "coordbench.cli", "receiver", "--port", str(port), "--no-grpc", "--data-dir",
              str(self.data_dir)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, preexec_fn=limit_files,
+            stdout=subprocess.DEVNULL, stderr=self.log, text=True, preexec_fn=limit_files,
         )  # fmt: skip
         with httpx.Client(timeout=5) as client:
             import time
@@ -124,11 +124,14 @@ class Receiver:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()
             self.proc.wait(timeout=60)
-        self.log.close()
-        return self.log_text()
+        text = self.log_text()
+        self.log.close()  # a temporary file: removed as it closes
+        return text
 
     def log_text(self) -> str:
         """What the receiver processes wrote to standard error (a file: a pipe could fill and block them)."""
+        if self.log.closed:
+            return ""
         self.log.flush()
         return Path(self.log.name).read_text(errors="replace")
 

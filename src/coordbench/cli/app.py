@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from coordbench import __version__
 from coordbench.cli.assess import assess
 from coordbench.cli.demo import demo
 from coordbench.cli.evaluate import evaluate
@@ -50,6 +49,8 @@ err = Console(stderr=True)
 
 def _version(value: bool) -> None:
     if value:
+        from coordbench import __version__
+
         print(__version__)
         raise typer.Exit
 
@@ -64,9 +65,8 @@ def _root(
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
-    for (
-        handler
-    ) in logging.getLogger().handlers:  # a URL or a provider's error may carry a secret: logs show it redacted
+    # a URL or a provider's error may carry a secret: logs show it redacted
+    for handler in logging.getLogger().handlers:
         if not any(isinstance(f, RedactFilter) for f in handler.filters):
             handler.addFilter(RedactFilter())
 

@@ -6,20 +6,18 @@ import asyncio
 import json
 import math
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
-from pydantic import AnyHttpUrl, TypeAdapter, ValidationError
 from rich.console import Console
 from rich.table import Table
 
 from coordbench import jsontext
-from coordbench.a2a import AgentCallError, Messenger
 from coordbench.cli.output import check_writable, write_text
-from coordbench.green import GreenSettings, RequestError, create_green_app
-from coordbench.green.request import validate_request
-from coordbench.loopback import LoopbackServer
-from coordbench.results import results_document, results_text
+
+if TYPE_CHECKING:
+    from coordbench.green import GreenSettings
+    from coordbench.loopback import LoopbackServer
 
 __all__ = ["assess"]
 
@@ -68,6 +66,12 @@ def assess(
 
     Exits 0 when the assessment completed, 1 when it was rejected or failed, 2 on bad arguments.
     """
+    from coordbench.a2a import AgentCallError
+    from coordbench.green import RequestError, create_green_app
+    from coordbench.green.request import validate_request
+    from coordbench.loopback import LoopbackServer
+    from coordbench.results import results_document, results_text
+
     console = Console(stderr=True, log_path=False)
     if not (math.isfinite(timeout) and timeout > 0):
         raise typer.BadParameter(f"must be a number of seconds > 0, got {timeout}", param_hint="--timeout")
@@ -119,6 +123,8 @@ _MAX_PORT = 65_535
 
 def _is_http_url(text: str) -> bool:
     """The rule participant URLs are held to (``AnyHttpUrl``)."""
+    from pydantic import AnyHttpUrl, TypeAdapter, ValidationError
+
     try:
         TypeAdapter(AnyHttpUrl).validate_python(text)
     except ValidationError:
@@ -128,6 +134,8 @@ def _is_http_url(text: str) -> bool:
 
 def _embedded(url: str, port: int) -> GreenSettings:
     """Settings of an in-process green: this CLI writes results.json itself."""
+    from coordbench.green import GreenSettings
+
     # its own spans stay in its store: not exported anywhere, least of all to itself after it has stopped
     values: dict[str, Any] = {
         "port": port,
@@ -140,6 +148,8 @@ def _embedded(url: str, port: int) -> GreenSettings:
 
 
 async def _run(url: str, body: dict[str, Any], limit: float, console: Console) -> tuple[str, str, list[Any]]:
+    from coordbench.a2a import Messenger
+
     with console.status("assessing...") as status:
 
         def show(state: str, text: str) -> None:

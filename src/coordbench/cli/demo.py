@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from coordbench.demo import DemoError, DemoRun, run_demo, shaped_teams
-from coordbench.purple.team import SHAPES
+from coordbench.purple.shapes import SHAPES
+
+if TYPE_CHECKING:
+    from coordbench.demo import DemoRun
 
 __all__ = ["demo", "summary_table"]
 
@@ -75,6 +77,10 @@ def demo(
 
     No Docker, no API key, no internet. Exits 1 if any team could not be assessed.
     """
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from coordbench.demo import DemoError, run_demo, shaped_teams
+
     console = Console(stderr=True)
     shapes = tuple(shape or SHAPES)
     unknown = [s for s in shapes if s not in SHAPES]
@@ -88,19 +94,35 @@ def demo(
         )
         console.print(f"[red]error:[/red] {problem}")
         raise typer.Exit(2)
-    with Progress(
-        SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console, transient=True
-    ) as progress:
-        tasks = {s: progress.add_task(f"{s}: waiting", total=None) for s in shapes}
+    received: list[int] = []
 
-        def update(shape: str, line: str) -> None:
-            progress.update(tasks[shape], description=f"{shape}: {line[:90]}")
+    def interrupted(signum: int, _frame: object) -> None:
+        received.append(signum)
+        raise KeyboardInterrupt  # unwinds run_demo, which stops every process it started
 
-        try:
+    previous = {sig: signal.signal(sig, interrupted) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        with Progress(
+            SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console, transient=True
+        ) as progress:
+            tasks = {s: progress.add_task(f"{s}: waiting", total=None) for s in shapes}
+
+            def update(shape: str, line: str) -> None:
+                progress.update(tasks[shape], description=f"{shape}: {line[:90]}")
+
             run = run_demo(output_dir, teams=shaped_teams(shapes, size), collector=collector, progress=update)
-        except DemoError as exc:
-            console.print(f"[red]error:[/red] {exc.message}")
-            raise typer.Exit(1) from exc
+    except DemoError as exc:
+        console.print(f"[red]error:[/red] {exc.message}", soft_wrap=True)
+        raise typer.Exit(1) from exc
+    except KeyboardInterrupt:
+        signum = received[0] if received else signal.SIGINT
+        console.print(
+            f"[yellow]interrupted ({signal.Signals(signum).name}): every process the demo started is stopped[/yellow]"
+        )
+        raise typer.Exit(128 + signum) from None
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     Console(width=max(150, Console().width)).print(summary_table(run))
     for team in run.teams:
         where = team.report or output_dir / team.shape / "results.json"

@@ -4,22 +4,21 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
-import httpx
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from coordbench import jsontext
 from coordbench.cli.output import check_writable, write_text
-from coordbench.errors import ConfigurationError
-from coordbench.evals import EvalConfig
-from coordbench.evals.replay import evaluate_spans
-from coordbench.graph.metrics import canonical_json
-from coordbench.green.request import RequestError, validate_config
-from coordbench.spans import SpanData, span_from_dict
-from coordbench.tracefile import TraceFileError, load_spans
+from coordbench.errors import CoordbenchError
+
+if TYPE_CHECKING:
+    import httpx
+
+    from coordbench.evals import EvalConfig, EvalScenario
+    from coordbench.spans import SpanData
 
 __all__ = ["evaluate", "fetch_trace"]
 
@@ -44,6 +43,11 @@ def fetch_trace(receiver: str, trace_id: str, token: str | None = None) -> list[
     Raises:
         TraceFileError: If the receiver cannot be reached or does not answer a trace.
     """
+    import httpx
+
+    from coordbench.spans import span_from_dict
+    from coordbench.tracefile import TraceFileError
+
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     url = f"{receiver.rstrip('/')}/v1/traces/{trace_id}"
     try:
@@ -59,7 +63,11 @@ def fetch_trace(receiver: str, trace_id: str, token: str | None = None) -> list[
         raise TraceFileError(f"{url} did not answer a trace (GET /v1/traces/{{id}} output): {exc!r}") from exc
 
 
-def _config(path: Path | None) -> tuple[EvalConfig, list[Any]]:
+def _config(path: Path | None) -> tuple[EvalConfig, list[EvalScenario]]:
+    from coordbench.evals import EvalConfig
+    from coordbench.green.request import validate_config
+    from coordbench.tracefile import TraceFileError
+
     if path is None:
         return EvalConfig(), []
     try:
@@ -95,6 +103,10 @@ def evaluate(
 
     The same spans and configuration give byte-identical output. Exits 2 on unusable input.
     """
+    from coordbench.evals.replay import evaluate_spans
+    from coordbench.graph.metrics import canonical_json
+    from coordbench.tracefile import TraceFileError, load_spans
+
     console = Console(stderr=True)
     if (trace_file is None) == (trace_id is None):
         console.print("[red]error:[/red] give a TRACE_FILE or --trace-id (one of them)")
@@ -116,7 +128,7 @@ def evaluate(
         evaluations = asyncio.run(
             evaluate_spans(spans, config=eval_config, scenarios=scenarios, participants=agent or [])
         )
-    except (TraceFileError, RequestError, ConfigurationError) as exc:
+    except CoordbenchError as exc:  # an unreadable file or receiver, a bad config: said in one line
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from exc
     text = canonical_json([e.model_dump(mode="json") for e in evaluations])

@@ -8,11 +8,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from coordbench.backend import tune_gc_for_ingest
 from coordbench.cli.serve import serve
 from coordbench.errors import ConfigurationError
-from coordbench.green import create_green_app, load_green_settings
-from coordbench.settings import auth_note
 
 __all__ = ["green"]
 
@@ -47,6 +44,10 @@ def green(
     ] = None,
 ) -> None:
     """Serve the green assessor: send it {"participants": {role: url}, "config": {...}} over A2A."""
+    from coordbench.backend import tune_gc_for_ingest
+    from coordbench.green import create_green_app, load_green_settings
+    from coordbench.settings import auth_note
+
     console = Console(stderr=True)
     try:
         settings = load_green_settings(

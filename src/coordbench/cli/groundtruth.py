@@ -10,7 +10,6 @@ from rich.console import Console
 from rich.table import Table
 
 from coordbench.errors import CoordbenchError
-from coordbench.groundtruth import evaluate_scenario, load_ground_truth
 
 __all__ = ["DEFAULT_FILE", "groundtruth"]
 
@@ -32,6 +31,8 @@ def groundtruth(
     Prints a table and the classification accuracy; exits 1 if a label (or, with --strict,
     an expected metric) disagrees, 2 if the file is unusable.
     """
+    from coordbench.groundtruth import evaluate_scenario, load_ground_truth
+
     console = Console()
     try:
         truth = load_ground_truth(file)

@@ -8,10 +8,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from coordbench.backend import create_app, tune_gc_for_ingest
 from coordbench.cli.serve import serve
 from coordbench.errors import ConfigurationError
-from coordbench.settings import auth_note, load_settings
 
 __all__ = ["receiver"]
 
@@ -44,6 +42,9 @@ def receiver(
     ] = None,
 ) -> None:
     """Serve the trace backend: POST /v1/traces (OTLP/HTTP), OTLP/gRPC, GET /v1/traces[/{id}], GET /v1/stats."""
+    from coordbench.backend import create_app, tune_gc_for_ingest
+    from coordbench.settings import auth_note, load_settings
+
     console = Console(stderr=True)
     try:
         settings = load_settings(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 from rich.console import Console
@@ -12,16 +12,16 @@ from rich.console import Console
 from coordbench import jsontext
 from coordbench.cli.evaluate import fetch_trace
 from coordbench.cli.output import check_writable, write_text
-from coordbench.evals.replay import evaluate_spans, scenario_spans
-from coordbench.report import render_report
-from coordbench.results import AssessmentReport, ScenarioReport, agentbeats_results
-from coordbench.spans import SpanData
-from coordbench.tracefile import TraceFileError
+
+if TYPE_CHECKING:
+    from coordbench.spans import SpanData
 
 __all__ = ["report"]
 
 
 def _document(path: Path) -> dict[str, Any]:
+    from coordbench.tracefile import TraceFileError
+
     document = jsontext.load_file(path, TraceFileError)
     if not isinstance(document, dict) or not isinstance(cast("dict[str, Any]", document).get("results"), list):
         raise TraceFileError(f"{path} is not a results.json document ({{'participants': ..., 'results': [...]}})")
@@ -30,6 +30,9 @@ def _document(path: Path) -> dict[str, Any]:
 
 def _from_trace(spans: list[SpanData], trace_id: str) -> dict[str, Any]:
     """A results document for a stored trace, re-evaluated (per scenario for an assessment's trace)."""
+    from coordbench.evals.replay import evaluate_spans
+    from coordbench.results import AssessmentReport, ScenarioReport, agentbeats_results
+
     evaluations = asyncio.run(evaluate_spans(spans))
     scenarios = [
         ScenarioReport(id=e.scenario, mode="live", status="evaluated", trace_id=trace_id, evaluation=e)
@@ -49,6 +52,10 @@ def report(
     output: Annotated[Path, typer.Option(help="Where to write the HTML.")] = Path("report.html"),
 ) -> None:
     """Rebuild the HTML report: from RESULTS_JSON (spans from --receiver when given), or --trace-id and --receiver."""
+    from coordbench.evals.replay import scenario_spans
+    from coordbench.report import render_report
+    from coordbench.tracefile import TraceFileError
+
     console = Console(stderr=True)
     if (results is None) == (trace_id is None):
         console.print("[red]error:[/red] give RESULTS_JSON or --trace-id (one of them)")

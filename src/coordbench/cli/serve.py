@@ -8,7 +8,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import typer
-import uvicorn
 from rich.console import Console
 
 from coordbench.errors import CoordbenchError
@@ -79,5 +78,7 @@ def serve(
         console.print(f"[red]error:[/red] {exc.message}", soft_wrap=True)
         raise typer.Exit(2) from exc
     console.print(banner, soft_wrap=True)  # one line: a URL in it stays whole for copy and paste
+    import uvicorn
+
     options: dict[str, Any] = {"timeout_graceful_shutdown": SHUTDOWN_GRACE, **uvicorn_options}
     uvicorn.run(app, host=host, port=port, log_level="warning", **options)

@@ -28,7 +28,7 @@ from coordbench.evals import JudgeConfig
 from coordbench.green.assessment import Assessment
 from coordbench.green.reports import ReportShelf
 from coordbench.green.request import RequestError, parse_request
-from coordbench.results import AssessmentReport, agentbeats_results, result_row, summary_text, write_results
+from coordbench.results import AssessmentReport, agentbeats_results, result_row, summary_text
 from coordbench.spans import SpanData
 from coordbench.store import TraceStore
 from coordbench.urls import redact_url
@@ -43,6 +43,12 @@ _TERMINAL = {
     TaskState.TASK_STATE_CANCELED,
     TaskState.TASK_STATE_REJECTED,
 }
+
+
+def _file_safe(name: str) -> str:
+    """``name`` with anything but letters, digits, ``.``, ``_`` and ``-`` replaced (a role may be any text)."""
+    safe = "".join(c if c.isascii() and (c.isalnum() or c in "._-") else "_" for c in name)[:64]
+    return safe.strip(".") or "team"
 
 
 class GreenExecutor(AgentExecutor):
@@ -117,16 +123,14 @@ class GreenExecutor(AgentExecutor):
             return
         row = result_row(report)
         text = summary_text(report, row)
-        if self.output_dir is not None:
-            try:
-                path = write_results(self.output_dir / "results.json", report)
-                text += f"\nResults written to {path}"
-            except OSError as exc:
-                logger.error("cannot write results.json: %s", exc)
-                text += f"\nresults.json could not be written: {exc}"
         try:
-            await self._report(report)
+            written = await self._publish(report, request.config.team or request.entry_role)
+            if written:
+                text += f"\nResults written to {written[0]}"
             text += f"\nReport: /reports/{report.assessment_id}"
+        except OSError as exc:
+            logger.error("cannot write the results of assessment %s: %s", report.assessment_id, exc)
+            text += f"\nthe results could not be written: {exc}"
         except Exception:  # the report is a view of the results: it never costs the assessment
             logger.exception("the report of assessment %s could not be built", report.assessment_id)
         if not report.assessed:
@@ -135,7 +139,8 @@ class GreenExecutor(AgentExecutor):
         await updater.add_artifact([Part(text=text), new_data_part(row)], name="Result")
         await updater.complete()
 
-    async def _report(self, report: AssessmentReport) -> None:
+    async def _publish(self, report: AssessmentReport, team: str) -> list[Path]:
+        """Write the results and the report (each under the team's name, and as the newest pair); the files."""
         trace_ids = sorted({s.trace_id for s in report.scenarios if s.mode == "live" and s.trace_id})
         spans: list[SpanData] = []
         for trace_id in trace_ids:
@@ -143,7 +148,7 @@ class GreenExecutor(AgentExecutor):
             if snapshot is not None:
                 spans.extend(snapshot.spans)
         document = agentbeats_results(report)
-        await asyncio.to_thread(self.reports.add, report.assessment_id, document, spans)
+        return await asyncio.to_thread(self.reports.add, report.assessment_id, document, spans, team=_file_safe(team))
 
     async def _say(self, updater: TaskUpdater, line: str) -> None:
         await updater.update_status(TaskState.TASK_STATE_WORKING, updater.new_agent_message([Part(text=line)]))

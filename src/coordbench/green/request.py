@@ -108,6 +108,9 @@ class AssessmentConfig(BaseModel):
             assessor's environment only: a request must not redirect the key elsewhere).
         shard_index, num_shards, num_instances: AgentBeats sharding: this run assesses the
             scenarios whose position ``i`` has ``i % num_shards == shard_index``.
+        team: A name for the team assessed (letters, digits, ``.``, ``_``, ``-``): the assessor
+            writes this assessment's results and report as ``results/<team>-<id>.json`` and
+            ``reports/<team>-<id>.html`` (default: the entry participant's role).
     """
 
     model_config = ConfigDict(frozen=True, extra="allow")
@@ -130,6 +133,7 @@ class AssessmentConfig(BaseModel):
     shard_index: int = Field(default=0, ge=0)
     num_shards: int = Field(default=1, ge=1, le=10_000)
     num_instances: int | None = Field(default=None, ge=1)
+    team: str | None = Field(default=None, pattern=r"^[A-Za-z0-9._-]{1,64}$")
 
     @model_validator(mode="before")
     @classmethod

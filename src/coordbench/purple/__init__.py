@@ -1,16 +1,46 @@
-"""The purple team: configurable A2A participant agents for end-to-end runs (rule-based, model optional)."""
+"""The purple team: configurable A2A participant agents for end-to-end runs (rule-based, model optional).
 
-from coordbench.purple.agent import PurpleAgent
-from coordbench.purple.launcher import TeamProcesses, TeamStartError
-from coordbench.purple.memory import ContextMemory, Remembered
-from coordbench.purple.roles import ROLES, Work
-from coordbench.purple.server import PurpleSettings, create_purple_app
-from coordbench.purple.team import SHAPES, Member, Team, TeamFileError, load_team, team_for_shape
+The names below are imported when first used, not with the package: ``coordbench demo --help``
+and the fleet's members import only the modules they need.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from coordbench.purple.agent import PurpleAgent
+    from coordbench.purple.launcher import Fleet, TeamProcesses, TeamStartError
+    from coordbench.purple.memory import ContextMemory, Remembered
+    from coordbench.purple.roles import ROLES, Work
+    from coordbench.purple.server import PurpleSettings, create_purple_app
+    from coordbench.purple.team import SHAPES, Member, Team, TeamFileError, load_team, team_for_shape
+
+_WHERE = {
+    "PurpleAgent": "agent",
+    "Fleet": "launcher",
+    "TeamProcesses": "launcher",
+    "TeamStartError": "launcher",
+    "ContextMemory": "memory",
+    "Remembered": "memory",
+    "ROLES": "roles",
+    "Work": "roles",
+    "PurpleSettings": "server",
+    "create_purple_app": "server",
+    "SHAPES": "team",
+    "Member": "team",
+    "Team": "team",
+    "TeamFileError": "team",
+    "load_team": "team",
+    "team_for_shape": "team",
+}
 
 __all__ = [
     "ROLES",
     "SHAPES",
     "ContextMemory",
+    "Fleet",
     "Member",
     "PurpleAgent",
     "PurpleSettings",
@@ -24,3 +54,12 @@ __all__ = [
     "load_team",
     "team_for_shape",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'coordbench.purple' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"coordbench.purple.{module}"), name)
+    globals()[name] = value
+    return value

@@ -14,17 +14,16 @@ import socket
 import sys
 import threading
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-import uvicorn
-from pydantic import ValidationError
 from rich.console import Console
 
-from coordbench.purple.launcher import TeamProcesses, TeamStartError
-from coordbench.purple.llm import LLMBackend
-from coordbench.purple.server import PurpleSettings, create_purple_app, register
-from coordbench.purple.team import SHAPES, Team, TeamFileError, load_team, team_for_shape
+from coordbench.purple.shapes import SHAPES
+
+if TYPE_CHECKING:
+    from coordbench.purple.launcher import TeamProcesses
+    from coordbench.purple.team import Team
 
 __all__ = ["main", "purple", "team_app"]
 
@@ -43,6 +42,8 @@ SizeOption = Annotated[int, typer.Option("--size", envvar="PURPLE_SIZE", help="W
 
 
 def _team(console: Console, team: Path | None, shape: str | None, size: int) -> tuple[Team, list[str]]:
+    from coordbench.purple.team import TeamFileError, load_team, team_for_shape
+
     if team is not None and shape is not None and os.environ.get("PURPLE_SHAPE") != shape:
         console.print("[red]error:[/red] give --team FILE or --shape NAME, not both")
         raise typer.Exit(2)
@@ -74,6 +75,10 @@ def purple(
 
     Prints ``READY <url>`` on standard output once it serves.
     """
+    from pydantic import ValidationError
+
+    from coordbench.purple.server import PurpleSettings, serve_member
+
     console = Console(stderr=True)
     chosen, _ = _team(console, team, shape, size)
     try:
@@ -95,35 +100,11 @@ def purple(
     except OSError as exc:
         console.print(f"[red]error:[/red] cannot bind {settings.host}:{settings.port}: {exc.strerror or exc}")
         raise typer.Exit(2) from exc
-    bound = sock.getsockname()[1]
-    url = settings.card_url or f"http://{settings.host}:{bound}/"
-    provider = None
-    from coordbench.instrument import A2AInstrumentor
-    from coordbench.telemetry import configure_tracing
 
-    # a member that "exports no spans" still traces (its calls carry the context on), exporting nowhere
-    provider = configure_tracing(member.name, exporters=None if member.export else [])
-    A2AInstrumentor().instrument(tracer_provider=provider, capture_content=True)
-    app = create_purple_app(
-        chosen, member.name, url, peers_file=peers_file, registry=settings.registry, pace=settings.pace,
-        llm=LLMBackend.from_env(),
-    )  # fmt: skip
-    if settings.registry:
-        register(settings.registry, member.name, url, member.role)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_keep_alive=30))
-    announced = threading.Event()
+    def announce(url: str) -> None:
+        print(f"READY {url}", flush=True)
 
-    def announce() -> None:
-        while not server.started and not server.should_exit:
-            announced.wait(0.01)
-        if server.started:
-            print(f"READY {url}", flush=True)
-
-    threading.Thread(target=announce, daemon=True).start()
-    try:
-        server.run(sockets=[sock])
-    finally:
-        provider.shutdown()
+    serve_member(chosen, member.name, sock, settings=settings, peers_file=peers_file, announce=announce)
     sys.exit(0)
 
 
@@ -141,25 +122,45 @@ def team_up(
     registry: Annotated[str | None, typer.Option(help="An assessor to register every member with.")] = None,
     pace: Annotated[float | None, typer.Option(help="Seconds per unit of simulated work.")] = None,
 ) -> None:
-    """Start a team, print its participants JSON (what ``assess`` takes), run until Ctrl-C; stop every member."""
+    """Start a team, print its participants JSON (what ``assess`` takes), run until Ctrl-C; stop every member.
+
+    Members that die are reported as they die; the command exits (status 1) once none is left.
+    """
+    from coordbench.purple.launcher import TeamProcesses, TeamStartError
+
     console = Console(stderr=True)
-    chosen, args = _team(console, team_file, shape, size)
-    processes = TeamProcesses(chosen, args, endpoint=endpoint, registry=registry, pace=pace)
+    chosen, _ = _team(console, team_file, shape, size)
+    target = (
+        endpoint
+        or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+        or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+    )
+    if not target:
+        console.print(
+            "[yellow]warning:[/yellow] no OTLP endpoint (--endpoint or OTEL_EXPORTER_OTLP_ENDPOINT): the members "
+            "export their spans nowhere, and an assessment will see none of their work. Point them at the "
+            "green: --endpoint http://127.0.0.1:9009",
+            soft_wrap=True,
+        )
+    processes = TeamProcesses(chosen, endpoint=endpoint, registry=registry, pace=pace)
     stop = threading.Event()
 
     def on_signal(_signum: int, _frame: object) -> None:
         stop.set()
 
     previous = signal.signal(signal.SIGTERM, on_signal)
+    status = 0
     try:
         with console.status(f"starting team {chosen.name} ({len(chosen.members)} members)..."):
-            urls = processes.start()
+            urls = processes.start()[chosen.name]
         print(json.dumps(urls, indent=2, sort_keys=True), flush=True)
         flags = " ".join(f"-p {name}={url}" for name, url in urls.items())
-        console.print(f"team {chosen.name} is up (entry: {chosen.entry}); assess it with:\n  coordbench assess {flags}")
-        stop.wait()
+        green = f" --green {registry}" if registry else " --green http://127.0.0.1:9009/"
+        console.print(f"team {chosen.name} is up (entry: {chosen.entry}); assess it with:", soft_wrap=True)
+        console.print(f"  coordbench assess{green} {flags}", soft_wrap=True, highlight=False)
+        status = _watch(console, processes, stop)
     except TeamStartError as exc:
-        console.print(f"[red]error:[/red] {exc.message}")
+        console.print(f"[red]error:[/red] {exc.message}", soft_wrap=True)
         raise typer.Exit(1) from exc
     except KeyboardInterrupt:
         pass
@@ -167,6 +168,26 @@ def team_up(
         processes.stop()
         signal.signal(signal.SIGTERM, previous)
         console.print(f"team {chosen.name} stopped")
+    if status:
+        raise typer.Exit(status)
+
+
+def _watch(console: Console, processes: TeamProcesses, stop: threading.Event) -> int:
+    """Report members as they die until stopped; 1 once every member is gone, else 0."""
+    reported: set[str] = set()
+    while not stop.wait(0.5):
+        for member in processes.exited():
+            if member.name not in reported:
+                reported.add(member.name)
+                console.print(
+                    f"[red]member {member.name} exited (status {member.exit_status})[/red]; the team is not whole: "
+                    f"{member.tail(5) or 'it wrote nothing'}",
+                    soft_wrap=True,
+                )
+        if len(reported) == len(processes.team.members):
+            console.print("[red]every member has exited[/red]")
+            return 1
+    return 0
 
 
 def main() -> None:

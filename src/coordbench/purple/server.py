@@ -9,12 +9,15 @@ exporting OTLP to ``OTEL_EXPORTER_OTLP_ENDPOINT`` (unless the member is one that
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator
+import socket
+import threading
+from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
+import uvicorn
 from a2a.types import AgentSkill
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -27,7 +30,7 @@ from coordbench.purple.llm import LLMBackend
 from coordbench.purple.roles import ROLES
 from coordbench.purple.team import Team
 
-__all__ = ["PurpleSettings", "create_purple_app", "register"]
+__all__ = ["PurpleSettings", "create_purple_app", "register", "serve_member"]
 
 logger = logging.getLogger(__name__)
 
@@ -101,3 +104,53 @@ def register(registry: str, name: str, url: str, role: str) -> bool:
         logger.warning("the registry at %s answered %s: %s", registry, response.status_code, response.text[:200])
         return False
     return True
+
+
+def serve_member(
+    team: Team,
+    name: str,
+    sock: socket.socket,
+    *,
+    settings: PurpleSettings,
+    peers_file: Path | None = None,
+    announce: Callable[[str], None],
+) -> None:
+    """Serve member ``name`` of ``team`` on the bound ``sock`` until stopped (SIGTERM, Ctrl-C).
+
+    Traced as its own service (its name), exporting where ``OTEL_*`` says (nowhere for a member
+    that exports no spans); registers with ``settings.registry`` if set; calls
+    ``announce(url)`` once it serves.
+
+    Raises:
+        KeyError: If ``name`` is not a member.
+    """
+    from coordbench.instrument import A2AInstrumentor
+    from coordbench.telemetry import configure_tracing
+
+    member = team.member(name)
+    url = settings.card_url or f"http://{settings.host}:{sock.getsockname()[1]}/"
+    # a member that "exports no spans" still traces (its calls carry the context on), exporting nowhere
+    provider = configure_tracing(member.name, exporters=None if member.export else [])
+    A2AInstrumentor().instrument(tracer_provider=provider, capture_content=True)
+    app = create_purple_app(
+        team, member.name, url, peers_file=peers_file, registry=settings.registry, pace=settings.pace,
+        llm=LLMBackend.from_env(),
+    )  # fmt: skip
+    if settings.registry:
+        register(settings.registry, member.name, url, member.role)
+    server = uvicorn.Server(
+        uvicorn.Config(app, log_level="warning", timeout_keep_alive=30, timeout_graceful_shutdown=5)
+    )
+    announced = threading.Event()
+
+    def wait_and_announce() -> None:
+        while not server.started and not server.should_exit:
+            announced.wait(0.01)
+        if server.started:
+            announce(url)
+
+    threading.Thread(target=wait_and_announce, daemon=True).start()
+    try:
+        server.run(sockets=[sock])
+    finally:
+        provider.shutdown()

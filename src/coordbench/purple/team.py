@@ -36,11 +36,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from coordbench.errors import CoordbenchError
 from coordbench.purple.roles import ROLES
+from coordbench.purple.shapes import SHAPES
 
 __all__ = ["SHAPES", "Member", "Team", "TeamFileError", "load_team", "team_for_shape"]
 
-SHAPES = ("star", "chain", "tree", "mesh", "bottleneck", "isolated")
-"""The team shapes ``--shape`` builds."""
 WORKER_ROLES = ("researcher", "analyst", "writer", "reviewer")
 _NAME = r"^[a-z][a-z0-9-]{0,62}$"
 

@@ -12,6 +12,17 @@ import os
 # unless told to use its bundled copy; every module of this package is imported after this line
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from coordbench.tau2.config import A2AConfig
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from coordbench.tau2.config import A2AConfig
 
 __all__ = ["A2AConfig"]
+
+
+def __getattr__(name: str) -> Any:
+    if name != "A2AConfig":
+        raise AttributeError(f"module 'coordbench.tau2' has no attribute {name!r}")
+    from coordbench.tau2.config import A2AConfig
+
+    return A2AConfig

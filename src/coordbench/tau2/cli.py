@@ -27,14 +27,15 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from coordbench.a2a import AgentCallError
 from coordbench.errors import ConfigurationError
-from coordbench.tau2.config import LLM_ARGS_KEYS, TOKEN_ENV, A2AConfig
 from coordbench.urls import redact_url
+
+if TYPE_CHECKING:
+    from coordbench.tau2.config import A2AConfig
 
 __all__ = ["SERVICE_NAME", "main"]
 
@@ -52,6 +53,32 @@ A2A_HELP = """coordbench adds to tau2's `run` (with --agent a2a_agent):
 Protocol metrics: <results-dir>/<save-to>_a2a_metrics.json. Spans: set OTEL_EXPORTER_OTLP_ENDPOINT.
 `coordbench tau2 serve --help`: tau2 evaluations offered over A2A.
 """
+
+
+OVERVIEW = """usage: coordbench tau2 COMMAND [ARGS...]
+
+tau2-bench's own command line, with one more agent, a2a_agent, that talks to a remote A2A agent.
+
+commands:
+  run      tau2's run: every tau2 flag, plus --a2a-* with --agent a2a_agent (`coordbench tau2 run --help`)
+  serve    tau2 evaluations offered over A2A (Google ADK; `coordbench tau2 serve --help`)
+  ...      every other tau2 command, unchanged (`coordbench tau2 view`, `coordbench tau2 domain`...)
+
+Without a hosted model key, simulate the user with the local scripted user (no key, no internet):
+  coordbench tau2 run --domain mock --agent a2a_agent --a2a-endpoint URL --user scripted_user --num-tasks 2
+"""
+
+
+def _quiet_tau2_logs() -> None:
+    """tau2 logs at DEBUG through loguru as it is imported: keep its warnings, drop the rest (LOGURU_LEVEL wins)."""
+    if os.environ.get("LOGURU_LEVEL"):
+        return
+    try:
+        from loguru import logger
+    except ImportError:  # pragma: no cover - tau2 depends on loguru
+        return
+    logger.remove()
+    logger.add(sys.stderr, level="WARNING")
 
 
 def _a2a_parser() -> argparse.ArgumentParser:
@@ -104,6 +131,8 @@ def _results_dir(peek: argparse.Namespace) -> Path:
 
 def _prepare(a2a: argparse.Namespace, rest: list[str], peek: argparse.Namespace) -> tuple[A2AConfig, list[str]]:
     """Validate the A2A settings; fill ``peek.agent_llm_args`` and ``peek.save_to``; the arguments for tau2."""
+    from coordbench.tau2.config import LLM_ARGS_KEYS, TOKEN_ENV, A2AConfig
+
     if not a2a.a2a_endpoint:
         raise UsageError("--agent a2a_agent needs --a2a-endpoint URL (the agent's base URL, where its card is)")
     token = a2a.a2a_auth_token or os.environ.get(TOKEN_ENV) or None
@@ -153,6 +182,7 @@ def _tracing_requested() -> bool:
 
 
 def _run_a2a(a2a: argparse.Namespace, rest: list[str], peek: argparse.Namespace) -> int:
+    from coordbench.a2a import AgentCallError
     from coordbench.tau2.bridge import BRIDGE
     from coordbench.tau2.runner import a2a_session
 
@@ -220,6 +250,9 @@ def main(argv: Sequence[str]) -> int:
     Returns:
         The exit code: 0, or 2 for a command line that cannot run.
     """
+    if not argv or list(argv[:1]) in (["-h"], ["--help"]):
+        print(OVERVIEW, end="")
+        return 0
     if list(argv[:1]) == ["serve"]:
         try:
             return _serve(list(argv[1:]))
@@ -227,12 +260,13 @@ def main(argv: Sequence[str]) -> int:
             _err.print(f"[red]error:[/red] {exc}")
             return 2
     a2a, rest = _a2a_parser().parse_known_args(list(argv))
+    if rest[:1] == ["run"] and {"-h", "--help"} & set(rest):
+        print(A2A_HELP, flush=True)  # before tau2's own help, which takes tau2's import to build
+    _quiet_tau2_logs()
     from coordbench.tau2.agent import AGENT_NAME, register
 
     register()
     peek, _ = _tau2_peek().parse_known_args(rest)
-    if rest[:1] == ["run"] and {"-h", "--help"} & set(rest):
-        print(A2A_HELP, flush=True)
     uses_a2a = bool(rest) and rest[0] == "run" and peek.agent == AGENT_NAME
     given = [flag for flag, value in vars(a2a).items() if value not in (None, False)]
     try:
