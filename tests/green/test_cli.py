@@ -21,6 +21,14 @@ def run(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> 
     return subprocess.run([*COMMAND, *args], capture_output=True, text=True, timeout=timeout, env=env)
 
 
+def _evaluations(stdout: str) -> list[dict[str, object]]:
+    """The scenario evaluations of ``evaluate``'s output for one trace: one JSON line."""
+    (line,) = stdout.splitlines()
+    document = json.loads(line)
+    assert set(document) == {"trace_id", "evaluations"}
+    return document["evaluations"]
+
+
 def test_green_assess_and_evaluate(
     tmp_path: Path, start_participant: object, processes: list[AgentProcess], subprocess_env: dict[str, str]
 ) -> None:
@@ -66,7 +74,7 @@ def test_green_assess_and_evaluate(
             env=env,
         )  # fmt: skip
         assert replay.returncode == 0, replay.stderr
-        (evaluation,) = json.loads(replay.stdout)
+        (evaluation,) = _evaluations(replay.stdout)
         assert evaluation["scenario"] == "review"
         assert evaluation["results"] == entry["results"]
         assert evaluation["score"] == entry["score_components"] and evaluation["passed"] == entry["passed"]
@@ -87,6 +95,15 @@ def test_green_assess_and_evaluate(
         trace_file.write_text(httpx.get(f"{url}/v1/traces/{entry['trace_id']}").text)
         from_file = run("evaluate", str(trace_file), "--config", str(config), env=env)
         assert from_file.stdout == replay.stdout
+        # without --config, the config the assessor recorded in the trace: the same evaluation again
+        # (it used to score 0.875 where the green said 0.661: no references, no weights of its own)
+        recorded = run("evaluate", str(trace_file), env=env)
+        assert recorded.returncode == 0, recorded.stderr
+        assert recorded.stdout == replay.stdout
+        # and the results.json the assessment wrote is a config too
+        as_results = run("evaluate", str(trace_file), "--config", str(out), env=env)
+        assert as_results.returncode == 0, as_results.stderr
+        assert as_results.stdout == replay.stdout
 
 
 def test_embedded_assess_with_the_endpoint_in_the_shell_keeps_its_spans_to_itself(
@@ -187,7 +204,7 @@ def test_evaluate_takes_agent_names_with_half_an_emoji(tmp_path: Path) -> None:
     trace_file.write_text(text)
     result = run("evaluate", str(trace_file))
     assert result.returncode == 0, result.stderr
-    (evaluation,) = json.loads(result.stdout)
+    (evaluation,) = _evaluations(result.stdout)
     agents = {a["name"] for a in evaluation["results"]["graph"]["agents"]}
     assert agents == {"host", "A\ufffd"}
 
@@ -209,7 +226,7 @@ def test_evaluate_ends_on_spans_whose_parents_loop(tmp_path: Path) -> None:
     trace_file.write_text(json.dumps(export_request_json(spans)))
     result = run("evaluate", str(trace_file), timeout=60)
     assert result.returncode == 0, result.stderr
-    (evaluation,) = json.loads(result.stdout)
+    (evaluation,) = _evaluations(result.stdout)
     calls = {(e["caller"], e["callee"]) for e in evaluation["results"]["graph"]["edges"]}
     assert calls == {("host", "A"), ("A", "B")}  # the call inside the loop still counts
 

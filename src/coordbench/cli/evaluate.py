@@ -17,7 +17,6 @@ from coordbench.errors import CoordbenchError
 if TYPE_CHECKING:
     import httpx
 
-    from coordbench.evals import EvalConfig, EvalScenario
     from coordbench.spans import SpanData
 
 __all__ = ["evaluate", "fetch_trace"]
@@ -63,24 +62,89 @@ def fetch_trace(receiver: str, trace_id: str, token: str | None = None) -> list[
         raise TraceFileError(f"{url} did not answer a trace (GET /v1/traces/{{id}} output): {exc!r}") from exc
 
 
-def _config(path: Path | None) -> tuple[EvalConfig, list[EvalScenario]]:
-    from coordbench.evals import EvalConfig
+def _config(path: Path | None) -> dict[str, Any] | None:
+    """The assessment config ``--config`` gives, as validated JSON data (``None``: use what each trace recorded).
+
+    A ``results.json`` is accepted too: the config it recorded (its scenarios are ids there; each
+    trace carries its scenarios' tasks and references).
+    """
     from coordbench.green.request import validate_config
     from coordbench.tracefile import TraceFileError
 
     if path is None:
-        return EvalConfig(), []
+        return None
     try:
-        document = jsontext.loads(path.read_text(encoding="utf-8"))
+        document: Any = jsontext.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise TraceFileError(f"cannot read the config {path}: {exc}") from exc
-    config = validate_config(document)
-    return config.eval_config(), [s.eval_scenario() for s in config.all_scenarios()]
+    rows: Any = cast("dict[str, Any]", document).get("results") if isinstance(document, dict) else None
+    if isinstance(rows, list):
+        first: Any = cast("list[Any]", rows)[0] if rows else None
+        detail: Any = cast("dict[str, Any]", first).get("detail") if isinstance(first, dict) else None
+        recorded: Any = cast("dict[str, Any]", detail).get("config") if isinstance(detail, dict) else None
+        if not isinstance(recorded, dict):
+            raise TraceFileError(f"{path} is a results.json without a recorded config")
+        document = {str(k): v for k, v in cast("dict[str, Any]", recorded).items() if k != "scenarios"}
+    return validate_config(cast("object", document)).model_dump(mode="json", exclude_none=True)
+
+
+def _evaluate_one(trace_id: str, spans: list[SpanData], config: dict[str, Any] | None, agents: list[str]) -> str:
+    """One trace's evaluation as its JSON line (run in this process, or in a worker with --jobs)."""
+    from coordbench.evals.replay import evaluate_trace, recorded_config
+    from coordbench.green.request import validate_config
+
+    chosen = config if config is not None else recorded_config(spans)
+    assessment = validate_config(chosen or {})
+    scenarios = [s.eval_scenario() for s in assessment.scenarios or []]
+    evaluation = asyncio.run(
+        evaluate_trace(trace_id, spans, config=assessment.eval_config(), scenarios=scenarios, participants=agents)
+    )
+    return evaluation.to_json()
+
+
+def _evaluate_all(
+    traces: dict[str, list[SpanData]], config: dict[str, Any] | None, agents: list[str], jobs: int, console: Console
+) -> list[str]:
+    """Every trace's JSON line, in trace id order, with a progress bar; ``jobs`` processes at once."""
+    from concurrent.futures import Future, ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    lines: dict[str, str] = {}
+    columns = (TextColumn("evaluating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True, disable=len(traces) < 2) as progress:
+        task = progress.add_task("traces", total=len(traces))
+        if jobs == 1:
+            for trace_id, spans in traces.items():
+                lines[trace_id] = _evaluate_one(trace_id, spans, config, agents)
+                progress.advance(task)
+        else:
+            # spawned workers: this process runs threads (the progress bar), which a fork would copy half-way
+            with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
+                futures: dict[Future[str], str] = {
+                    pool.submit(_evaluate_one, trace_id, spans, config, agents): trace_id
+                    for trace_id, spans in traces.items()
+                }
+                for future in _as_completed(futures):
+                    lines[futures[future]] = future.result()
+                    progress.advance(task)
+    return [lines[trace_id] for trace_id in traces]
+
+
+def _as_completed(futures: Any) -> Any:
+    from concurrent.futures import as_completed
+
+    return as_completed(futures)
 
 
 def evaluate(
     trace_file: Annotated[
-        Path | None, typer.Argument(help="Spans: OTLP protobuf or JSON export, or GET /v1/traces/{id} output.")
+        Path | None,
+        typer.Argument(
+            help="Spans: an OTLP export (protobuf or JSON), OTLP JSON Lines (a collector's file exporter), a Jaeger "
+            "JSON export, or GET /v1/traces/{id} output. Each trace in it is evaluated on its own."
+        ),
     ] = None,
     trace_id: Annotated[str | None, typer.Option(help="Evaluate this trace from a running receiver instead.")] = None,
     receiver: Annotated[
@@ -88,7 +152,11 @@ def evaluate(
     ] = "http://127.0.0.1:4318",
     token: Annotated[str | None, typer.Option(help="Bearer token for the receiver.")] = None,
     config: Annotated[
-        Path | None, typer.Option(help="The assessment's config JSON (evaluators, weights, scenarios' references).")
+        Path | None,
+        typer.Option(
+            help="The assessment's config JSON, or its results.json [default: the config the assessor recorded "
+            "in the trace, else the defaults]."
+        ),
     ] = None,
     agent: Annotated[
         list[str] | None,
@@ -98,18 +166,22 @@ def evaluate(
         ),
     ] = None,
     output: Annotated[Path | None, typer.Option(help="Write the evaluations here (default: standard output).")] = None,
+    jobs: Annotated[int, typer.Option(help="Traces evaluated at once, each in its own process.")] = 1,
 ) -> None:
-    """Evaluate stored spans, per scenario when they come from an assessment; prints canonical JSON.
+    """Evaluate stored spans: each trace on its own (per scenario for an assessment's trace).
 
-    The same spans and configuration give byte-identical output. Exits 2 on unusable input.
+    Prints one line of canonical JSON per trace, in trace id order: {"trace_id": ..., "evaluations":
+    [...]}. A trace gives the same line whether it is evaluated alone or among others, with any
+    --jobs. Exits 2 on unusable input.
     """
-    from coordbench.evals.replay import evaluate_spans
-    from coordbench.graph.metrics import canonical_json
-    from coordbench.tracefile import TraceFileError, load_spans
+    from coordbench.tracefile import TraceFileError, load_traces
 
     console = Console(stderr=True)
     if (trace_file is None) == (trace_id is None):
         console.print("[red]error:[/red] give a TRACE_FILE or --trace-id (one of them)")
+        raise typer.Exit(2)
+    if not 1 <= jobs <= 256:
+        console.print(f"[red]error:[/red] --jobs must be 1 to 256, got {jobs}")
         raise typer.Exit(2)
     if output is not None:
         check_writable(output, "--output")
@@ -121,40 +193,57 @@ def evaluate(
             )
             raise typer.Exit(2)
     try:
-        eval_config, scenarios = _config(config)
-        spans = load_spans(trace_file) if trace_file is not None else fetch_trace(receiver, trace_id or "", token)
-        if not spans:
+        chosen = _config(config)
+        if trace_file is not None:
+            traces = load_traces(trace_file)
+        else:
+            spans = fetch_trace(receiver, trace_id or "", token)
+            traces = {spans[0].trace_id: spans} if spans else {}
+        if not traces:
             raise TraceFileError("no spans to evaluate")
-        evaluations = asyncio.run(
-            evaluate_spans(spans, config=eval_config, scenarios=scenarios, participants=agent or [])
-        )
+        lines = _evaluate_all(traces, chosen, list(agent or []), jobs, console)
     except CoordbenchError as exc:  # an unreadable file or receiver, a bad config: said in one line
-        console.print(f"[red]error:[/red] {exc}")
+        console.print(f"[red]error:[/red] {exc}", soft_wrap=True)
         raise typer.Exit(2) from exc
-    text = canonical_json([e.model_dump(mode="json") for e in evaluations])
+    text = "".join(line + "\n" for line in lines)
     if output is None:
-        print(text)
+        print(text, end="")
     else:
         try:
-            write_text(output, text + "\n")
+            write_text(output, text)
         except OSError as exc:
-            print(text)  # the evaluation is not lost
+            print(text, end="")  # the evaluation is not lost
             console.print(f"[red]error:[/red] cannot write {output}: {exc.strerror or exc}; printed instead")
             raise typer.Exit(1) from exc
-    table = Table(title=f"{len(spans)} spans evaluated")
-    table.add_column("scenario")
-    table.add_column("score", justify="right")
-    table.add_column("classification")
-    table.add_column("judge")
-    table.add_column("failed evaluators")
-    for evaluation in evaluations:
-        graph = evaluation.results.get("graph", {})
-        judge = evaluation.results.get("llm_judge", {})
-        table.add_row(
-            evaluation.scenario,
-            f"{evaluation.score.overall:.3f}",
-            str(graph.get("classification", "-")),
-            str(judge.get("judge", "-")),
-            ", ".join(f.evaluator for f in evaluation.failures) or "-",
-        )
+    _summary(console, traces, lines)
+
+
+def _summary(console: Console, traces: dict[str, list[SpanData]], lines: list[str]) -> None:
+    import json
+
+    spans = sum(len(s) for s in traces.values())
+    table = Table(title=f"{len(traces)} trace{'s' if len(traces) != 1 else ''}, {spans} spans evaluated")
+    for column in ("trace", "scenario", "score", "classification", "judge", "failed evaluators"):
+        table.add_column(column, justify="right" if column == "score" else "left")
+    shown = 0
+    for line in lines:
+        document = json.loads(line)
+        for evaluation in document["evaluations"]:
+            if shown == _SHOWN:
+                break
+            shown += 1
+            results = evaluation["results"]
+            table.add_row(
+                document["trace_id"][:12],
+                evaluation["scenario"],
+                f"{evaluation['score']['overall']:.3f}",
+                str(results.get("graph", {}).get("classification", "-")),
+                str(results.get("llm_judge", {}).get("judge", "-")),
+                ", ".join(f["evaluator"] for f in evaluation["failures"]) or "-",
+            )
     console.print(table)
+    if shown == _SHOWN:
+        console.print(f"(the first {_SHOWN} scenarios shown; every one is in the output)")
+
+
+_SHOWN = 40

@@ -16,7 +16,7 @@ point group, pointing at the class::
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
@@ -120,6 +120,8 @@ class EvalContext:
         completeness: How complete the trace was when evaluated (``None``: not tracked).
         outcome: What the team answered (``None`` in ground-truth mode).
         config: The pipeline configuration.
+        unreachable: Members the assessor could not reach (their card could not be read), by
+            name, with why: down, as the assessor saw them.
         calls: Every A2A message in the trace (hosts' included), by start time.
         results: Results of the evaluators that already ran, by name.
     """
@@ -135,6 +137,7 @@ class EvalContext:
     outcome: TeamOutcome | None
     config: EvalConfig
     calls: list[Call]
+    unreachable: dict[str, str] = field(default_factory=dict[str, str])
     results: dict[str, BaseModel] = field(default_factory=dict[str, BaseModel])
 
     @classmethod
@@ -148,12 +151,14 @@ class EvalContext:
         participants: Iterable[str] = (),
         completeness: Completeness | None = None,
         outcome: TeamOutcome | None = None,
+        unreachable: Mapping[str, str] | None = None,
     ) -> EvalContext:
         """Index the spans once (tree, StepTree, agent graph) for all evaluators."""
         span_list = list(spans)
         tree = SpanTree(span_list)
         graph = build_agent_graph(tree, hosts=hosts)
-        declared = tuple(sorted(set(participants)))
+        down = dict(sorted((unreachable or {}).items()))
+        declared = tuple(sorted(set(participants) | set(down)))
         add_declared_agents(graph, declared)
         return cls(
             scenario=scenario,
@@ -167,6 +172,7 @@ class EvalContext:
             outcome=outcome,
             config=config or EvalConfig(),
             calls=calls_of(tree),
+            unreachable=down,
         )
 
     @property

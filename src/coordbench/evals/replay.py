@@ -2,25 +2,85 @@
 
 A trace the assessor produced has one HOST span per scenario (attribute
 ``coordbench.scenario.id``); each scenario's subtree is evaluated as the assessor did, with
-the assessor as host and the team's answer read back from what the assessor recorded.
-Any other trace is evaluated whole, as one scenario named after its trace id.
-The same spans and configuration give byte-identical output.
+the assessor as host, and with what the assessor recorded on its spans: the team's answer, the
+members (and those it could not reach), the task and reference texts, and (on the assessment's
+root span) the evaluation config it used, unless the caller gives one. Any other trace is
+evaluated whole, as one scenario named after its trace id. The same spans and configuration give
+byte-identical output.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
+from typing import Any, cast
+
+from pydantic import BaseModel, ConfigDict
 
 from coordbench import semconv
 from coordbench.evals.base import EvalContext, EvalScenario, TeamOutcome
 from coordbench.evals.calls import message_text
 from coordbench.evals.config import EvalConfig
 from coordbench.evals.pipeline import EvalPipeline, ScenarioEvaluation
+from coordbench.graph.metrics.result import canonical_json
 from coordbench.spans import SpanData, StatusCode
 from coordbench.spantree import SpanTree, completeness_of, is_agent_call, subtree_of
 from coordbench.steps import CallType, call_type_of
 
-__all__ = ["evaluate_spans", "scenario_spans"]
+__all__ = ["TraceEvaluation", "evaluate_spans", "evaluate_trace", "recorded_config", "scenario_spans"]
+
+
+class TraceEvaluation(BaseModel):
+    """The evaluation of one trace: one entry per scenario (one for a trace that is not an assessment's).
+
+    Attributes:
+        trace_id: The trace.
+        evaluations: Per scenario, by scenario id.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    trace_id: str
+    evaluations: list[ScenarioEvaluation]
+
+    def to_json(self) -> str:
+        """Canonical JSON on one line: the same spans and configuration give the same bytes."""
+        return canonical_json(self.model_dump(mode="json"))
+
+
+def recorded_config(spans: Iterable[SpanData]) -> dict[str, Any] | None:
+    """The evaluation config an assessor recorded on its assessment's root span, if any (as JSON data)."""
+    for span in spans:
+        text = span.attribute_str(semconv.COORDBENCH_ASSESSMENT_CONFIG)
+        if text is not None:
+            try:
+                value: Any = json.loads(text)
+            except ValueError:
+                return None
+            return cast("dict[str, Any]", value) if isinstance(value, dict) else None
+    return None
+
+
+def _strings(span: SpanData, key: str) -> list[str]:
+    value = span.attributes.get(key)
+    return [str(v) for v in cast("tuple[Any, ...]", value)] if isinstance(value, list | tuple) else []
+
+
+def _recorded_scenario(top: SpanData, scenario_id: str) -> EvalScenario:
+    """What the assessor recorded about a scenario: its task and reference texts."""
+    return EvalScenario(
+        id=scenario_id,
+        task=(top.attribute_str(semconv.COORDBENCH_SCENARIO_TASK) or "")[:100_000],
+        references=_strings(top, semconv.COORDBENCH_SCENARIO_REFERENCES)[:100],
+    )
+
+
+def _unreachable(top: SpanData) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for entry in _strings(top, semconv.COORDBENCH_SCENARIO_UNREACHABLE):
+        name, _, why = entry.partition(": ")
+        out[name] = why
+    return out
 
 
 def _outcome(tree: SpanTree, scenario_span: SpanData, host: str | None) -> TeamOutcome | None:
@@ -100,7 +160,7 @@ async def evaluate_spans(
         scenario_id = top.attribute_str(semconv.COORDBENCH_SCENARIO_ID) or top.span_id
         subtree, _loose = subtree_of(list(spans), top.span_id)
         host = tree.agent_of(top)
-        scenario = known.get(scenario_id, EvalScenario(id=scenario_id))
+        scenario = known.get(scenario_id) or _recorded_scenario(top, scenario_id)
         # as the assessor judged it: the scenario's subtree, its parent (the assessment's root) open
         completeness = completeness_of(
             top.trace_id, subtree, 0.0, open_spans={top.parent_span_id} if top.parent_span_id else set()
@@ -115,6 +175,20 @@ async def evaluate_spans(
             participants=members,
             completeness=completeness,
             outcome=_outcome(tree, top, host),
+            unreachable=_unreachable(top),
         )
         out.append(await pipeline.run(ctx))
     return out
+
+
+async def evaluate_trace(
+    trace_id: str,
+    spans: Sequence[SpanData],
+    *,
+    config: EvalConfig | None = None,
+    scenarios: Iterable[EvalScenario] = (),
+    participants: Iterable[str] = (),
+) -> TraceEvaluation:
+    """Evaluate one trace's spans (:func:`evaluate_spans`) as a :class:`TraceEvaluation`."""
+    evaluations = await evaluate_spans(spans, config=config, scenarios=scenarios, participants=participants)
+    return TraceEvaluation(trace_id=trace_id, evaluations=evaluations)

@@ -1,17 +1,27 @@
-"""The green assessor: an A2A agent that drives participants, collects their traces and scores coordination."""
+"""The green assessor: an A2A agent that drives participants, collects their traces and scores coordination.
 
-from coordbench.green.assessment import Assessment
-from coordbench.green.executor import GreenExecutor
-from coordbench.green.request import (
-    SAMPLE_REQUEST,
-    AssessmentConfig,
-    AssessmentRequest,
-    RequestError,
-    ScenarioConfig,
-    default_scenarios,
-    parse_request,
-)
-from coordbench.green.server import DEFAULT_NAME, GreenSettings, create_green_app, load_green_settings
+Names are imported on first use (:mod:`coordbench.lazy`): validating a config does not import the server.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from coordbench.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from coordbench.green.assessment import Assessment
+    from coordbench.green.executor import GreenExecutor
+    from coordbench.green.request import (
+        SAMPLE_REQUEST,
+        AssessmentConfig,
+        AssessmentRequest,
+        RequestError,
+        ScenarioConfig,
+        default_scenarios,
+        parse_request,
+    )
+    from coordbench.green.server import DEFAULT_NAME, GreenSettings, create_green_app, load_green_settings
 
 __all__ = [
     "DEFAULT_NAME",
@@ -28,3 +38,22 @@ __all__ = [
     "load_green_settings",
     "parse_request",
 ]
+
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "Assessment": "assessment",
+        "GreenExecutor": "executor",
+        "SAMPLE_REQUEST": "request",
+        "AssessmentConfig": "request",
+        "AssessmentRequest": "request",
+        "RequestError": "request",
+        "ScenarioConfig": "request",
+        "default_scenarios": "request",
+        "parse_request": "request",
+        "DEFAULT_NAME": "server",
+        "GreenSettings": "server",
+        "create_green_app": "server",
+        "load_green_settings": "server",
+    },
+)

@@ -42,13 +42,37 @@ from coordbench.spans import SpanData
 from coordbench.store import TraceStore
 from coordbench.urls import redact_url
 
-__all__ = ["OUTPUT_LIMIT", "Assessment", "Progress", "outcome_attributes"]
+__all__ = ["OUTPUT_LIMIT", "REFERENCES_LIMIT", "Assessment", "Progress", "outcome_attributes", "scenario_attributes"]
 
 logger = logging.getLogger(__name__)
 
 Progress = Callable[[str], Awaitable[None]]
 OUTPUT_LIMIT = 100_000
 """Characters of the team's answer recorded on the scenario's span (a task's answer is at most this long)."""
+REFERENCES_LIMIT = 1_000_000
+"""Characters of reference texts recorded on a scenario's span at most (the first references that fit)."""
+
+
+def scenario_attributes(scenario: ScenarioConfig, members: list[str], unreachable: dict[str, str]) -> dict[str, Any]:
+    """What a scenario's HOST span records, so a stored trace is re-evaluated as the assessor evaluated it."""
+    references: list[str] = []
+    room = REFERENCES_LIMIT
+    for text in scenario.references:
+        if len(text) > room:
+            break
+        references.append(text)
+        room -= len(text)
+    attributes: dict[str, Any] = {
+        semconv.COORDBENCH_SCENARIO_ID: scenario.id,
+        semconv.COORDBENCH_SCENARIO_PARTICIPANTS: members,
+        semconv.COORDBENCH_SCENARIO_TASK: scenario.task[:OUTPUT_LIMIT],
+        semconv.COORDBENCH_SCENARIO_REFERENCES: references,
+    }
+    if unreachable:
+        attributes[semconv.COORDBENCH_SCENARIO_UNREACHABLE] = [
+            f"{name}: {why}" for name, why in sorted(unreachable.items())
+        ]
+    return attributes
 
 
 def outcome_attributes(outcome: TeamOutcome) -> dict[str, Any]:
@@ -99,6 +123,8 @@ class Assessment:
         self.eval_config = request.config.eval_config(judge)
         self.pipeline = EvalPipeline(self.eval_config)
         self.progress = progress or _no_progress
+        self.unreachable: dict[str, str] = {}
+        """Members whose card could not be read when the assessment started: down, by name, with why."""
 
     async def run(self) -> AssessmentReport:
         """Run every scenario of this shard; a scenario's failure is reported, never raised."""
@@ -108,7 +134,10 @@ class Assessment:
         reports: list[ScenarioReport] = []
         live_spans: list[SpanData] = []
         async with Messenger(timeout=config.timeout, remember_card_errors=math.inf) as messenger:
-            attributes = {semconv.COORDBENCH_ASSESSMENT_ID: self.assessment_id}
+            attributes = {
+                semconv.COORDBENCH_ASSESSMENT_ID: self.assessment_id,
+                semconv.COORDBENCH_ASSESSMENT_CONFIG: json.dumps(self._recorded_config(), sort_keys=True),
+            }
             async with host_step(f"assessment {self.assessment_id}", attributes=attributes, new_trace=True) as root:
                 names = await self._participant_names(messenger)  # card fetches belong to the assessment
                 context = root.span.get_span_context()
@@ -153,6 +182,11 @@ class Assessment:
             num_shards=config.num_shards,
         )
 
+    def _recorded_config(self) -> dict[str, Any]:
+        """The config as used, its known keys only and its scenarios apart (they are recorded one by one)."""
+        config = self.request.config
+        return config.model_dump(mode="json", exclude_none=True, exclude={"scenarios", *config.ignored_keys})
+
     def _say_judge_once(self, reports: list[ScenarioReport]) -> None:
         """Why the rule-based judge answered, once per assessment (the summary says it too)."""
         reasons: set[str] = set()
@@ -165,7 +199,7 @@ class Assessment:
             logger.log(level, "assessment %s: the rule-based judge answered: %s", self.assessment_id, reason)
 
     async def _participant_names(self, messenger: Messenger) -> dict[str, str]:
-        """Agent name (from its card) per role; the role itself when the card cannot be read."""
+        """Agent name (from its card) per role; the role itself when the card cannot be read (noted unreachable)."""
         names: dict[str, str] = {}
         for role in self.request.participants:
             try:
@@ -173,6 +207,7 @@ class Assessment:
             except AgentCallError as exc:
                 logger.warning("participant %r: %s", role, exc)
                 names[role] = role
+                self.unreachable[role] = f"{exc.kind}: {exc.message}"[:300]
         return names
 
     async def _live(
@@ -190,12 +225,8 @@ class Assessment:
         status: Literal["evaluated", "error"] = "evaluated"
         error: str | None = None
         members = sorted(set(names.values()))
-        scenario_attributes = {
-            semconv.COORDBENCH_SCENARIO_ID: scenario.id,
-            semconv.COORDBENCH_SCENARIO_ENTRY: role,
-            semconv.COORDBENCH_SCENARIO_PARTICIPANTS: members,
-        }
-        async with host_step(f"scenario {scenario.id}", attributes=scenario_attributes) as step:
+        recorded = scenario_attributes(scenario, members, self.unreachable) | {semconv.COORDBENCH_SCENARIO_ENTRY: role}
+        async with host_step(f"scenario {scenario.id}", attributes=recorded) as step:
             scenario_span = format(step.span.get_span_context().span_id, "016x")
             try:
                 reply = await messenger.send(
@@ -227,6 +258,7 @@ class Assessment:
             participants=members,
             completeness=snapshot.completeness,
             outcome=outcome,
+            unreachable=self.unreachable,
         )
         evaluation = await self.pipeline.run(ctx)
         completeness = asdict(snapshot.completeness)

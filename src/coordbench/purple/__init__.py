@@ -6,8 +6,9 @@ and the fleet's members import only the modules they need.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from coordbench.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from coordbench.purple.agent import PurpleAgent
@@ -56,10 +57,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'coordbench.purple' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"coordbench.purple.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _WHERE)
