@@ -77,12 +77,36 @@ def test_a_port_in_use_is_one_clear_line(which: str) -> None:
         for command in (["receiver"], ["green"]):
             args = [*COMMAND, *command, "--port", str(http), "--grpc-port", str(grpc)]
             result = subprocess.run(args, capture_output=True, text=True, timeout=60)
-            assert result.returncode == 1
+            assert result.returncode == 2  # as every command answers a port it cannot use
             assert (
                 result.stderr.strip() == f"error: {which}: cannot listen on 127.0.0.1:{taken}: address already in use"
             )
     finally:
         holder.close()
+
+
+def test_every_command_answers_a_taken_port_with_exit_code_2() -> None:
+    holder = bind_loopback()
+    holder.listen()
+    taken = str(holder.getsockname()[1])
+    try:
+        for args in (["receiver", "--no-grpc", "--port", taken], ["green", "--port", taken],
+                     ["purple", "--role", "writer", "--port", taken],
+                     ["assess", "-p", "a=http://127.0.0.1:9/", "--port", taken]):  # fmt: skip
+            result = subprocess.run([*COMMAND, *args], capture_output=True, text=True, timeout=120)
+            assert result.returncode == 2, (args, result.stderr)
+            assert taken in result.stderr and "error:" in result.stderr
+    finally:
+        holder.close()
+
+
+def test_no_help_text_shows_markup_literally() -> None:
+    """Docstrings written for Sphinx (``x``) used to reach --help as double backticks."""
+    for args in ([], ["demo"], ["green"], ["assess"], ["evaluate"], ["receiver"], ["report"], ["groundtruth"],
+                 ["purple"], ["team", "up"]):  # fmt: skip
+        result = subprocess.run([*COMMAND, *args, "--help"], capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, (args, result.stderr)
+        assert "``" not in result.stdout and ":class:" not in result.stdout and ":func:" not in result.stdout, args
 
 
 @contextlib.contextmanager

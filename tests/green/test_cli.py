@@ -285,3 +285,42 @@ def test_help_lists_the_assessor_commands() -> None:
     help_text = run("--help").stdout
     for command in ("green", "assess", "evaluate", "receiver", "groundtruth"):
         assert command in help_text
+
+
+def test_assess_says_why_each_scenario_went_wrong_and_exits_1_when_none_was_evaluated(
+    tmp_path: Path, subprocess_env: dict[str, str]
+) -> None:
+    """Every scenario errored (the team is unreachable): the reasons are printed, not only in results.json."""
+    env = {k: v for k, v in subprocess_env.items() if k != LLM_API_KEY_ENV}
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"scenarios": [{"id": "one", "task": "Hi"}, {"id": "two", "task": "Hi"}],
+                                  "trace_timeout": 0}))  # fmt: skip
+    with serving("green", "--output-dir", str(tmp_path / "green-output"), env=env) as (url, _green):
+        result = run("assess", "--green", url, "-p", f"coordinator=http://127.0.0.1:{free_port()}/",
+                     "--config", str(config), "--output", str(tmp_path / "results.json"), env=env)  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    said = " ".join(result.stderr.split())
+    assert said.count("cannot read the agent card") >= 2  # both scenarios, each with its reason
+    assert "no scenario could be evaluated normally" in said
+    assert (tmp_path / "results.json").exists()  # the results are written all the same
+
+
+def test_assess_says_when_no_span_from_the_team_arrived(
+    tmp_path: Path, processes: list[AgentProcess], subprocess_env: dict[str, str]
+) -> None:
+    """A team that exports nowhere (team up without an endpoint) used to score 0 with status 'evaluated', silently."""
+    import sys
+
+    from support.processes import RELAY
+
+    env = {k: v for k, v in subprocess_env.items() if k != LLM_API_KEY_ENV and not k.startswith("OTEL_")}
+    silent = AgentProcess([sys.executable, RELAY, "--name", "silent"], env)  # no tracing configured: no spans
+    processes.append(silent)
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"scenarios": [{"id": "one", "task": "Hi"}], "trace_timeout": 1,
+                                  "trace_quiet": 0.2}))  # fmt: skip
+    with serving("green", "--output-dir", str(tmp_path / "green-output"), env=env) as (url, _green):
+        result = run("assess", "--green", url, "-p", f"silent={silent.url}", "--config", str(config),
+                     "--output", str(tmp_path / "results.json"), env=env)  # fmt: skip
+    assert result.returncode == 0, result.stderr  # evaluated: the team answered
+    assert "no span from the team arrived" in " ".join(result.stderr.split())

@@ -114,8 +114,11 @@ def assess(
         print(text, end="")  # an assessment's results are not lost to a full disk
         console.print(f"[red]error:[/red] cannot write {output}: {exc.strerror or exc}; printed instead")
         raise typer.Exit(1) from exc
-    _print_summary(console, data)
+    evaluated = _print_summary(console, data)
     console.print(f"results written to {output}")
+    if not evaluated:
+        console.print("[red]no scenario could be evaluated normally (see the reasons above)[/red]")
+        raise typer.Exit(1)
 
 
 _MAX_PORT = 65_535
@@ -162,7 +165,9 @@ async def _run(url: str, body: dict[str, Any], limit: float, console: Console) -
     return reply.state, reply.text, reply.data
 
 
-def _print_summary(console: Console, rows: list[Any]) -> None:
+def _print_summary(console: Console, rows: list[Any]) -> int:
+    """Print each row's scenarios with their status and, when something went wrong, why; how many were evaluated."""
+    evaluated = 0
     for item in rows:
         if not isinstance(item, dict) or "detail" not in item:
             continue
@@ -188,7 +193,11 @@ def _print_summary(console: Console, rows: list[Any]) -> None:
                 "yes" if entry.get("passed") else "no",
                 shape,
             )
+            evaluated += entry["status"] == "evaluated"
         console.print(table)
+        for entry in entries:  # what went wrong, in full: a table cell would cut it
+            if entry.get("error"):
+                console.print(f"scenario {entry['id']}: {entry['status']}: {entry['error']}", soft_wrap=True)
         for entry in entries:
             if entry["mode"] == "live" and entry.get("trace_id"):
                 console.print(f"scenario {entry['id']}: trace {entry['trace_id']}", soft_wrap=True)
@@ -197,3 +206,4 @@ def _print_summary(console: Console, rows: list[Any]) -> None:
         ignored = cast("list[str]", detail.get("ignored_config_keys") or [])
         if ignored:
             console.print(f"[yellow]ignored config keys (not known to coordbench):[/yellow] {', '.join(ignored)}")
+    return evaluated

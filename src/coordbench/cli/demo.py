@@ -28,7 +28,8 @@ def _fmt(value: Any, digits: int = 2) -> str:
 
 def summary_table(run: DemoRun) -> Table:
     """One row per team: shape, class, score, density, centralisation, flags, p95, spans, completeness."""
-    table = Table(title=f"coordbench demo: {len(run.teams)} teams assessed in {run.seconds:.1f} s")
+    teams = f"{len(run.teams)} team{'s' if len(run.teams) != 1 else ''}"
+    table = Table(title=f"coordbench demo: {teams} assessed in {run.seconds:.1f} s")
     for column in ("team", "topology", "class", "score", "passed", "density", "centralisation", "bottleneck",
                    "isolated", "p95 ms", "spans", "complete"):  # fmt: skip
         table.add_column(column, justify="right" if column not in ("team", "topology", "class") else "left")

@@ -65,13 +65,13 @@ def serve(
         **uvicorn_options: Passed to ``uvicorn.run``.
 
     Raises:
-        typer.Exit: 1 if a port is taken, 2 if the app cannot be built.
+        typer.Exit: 2 if a port is taken or the app cannot be built.
     """
     for label, number in (("HTTP", port), *other_ports):
         problem = port_problem(host, number)
         if problem is not None:
             console.print(f"[red]error:[/red] {label}: {problem}", soft_wrap=True)
-            raise typer.Exit(1)
+            raise typer.Exit(2)  # as every command answers a --port it cannot use
     try:
         app = build_app()
     except CoordbenchError as exc:

@@ -251,6 +251,11 @@ class Assessment:
             open_spans={root_id},
             within=scenario_span,
         )
+        if error is None and not any(s.resource.get(semconv.SERVICE_NAME) != self.assessor for s in snapshot.spans):
+            error = (
+                "no span from the team arrived: are its agents exporting their spans to this assessor "
+                "(OTEL_EXPORTER_OTLP_ENDPOINT set to its URL)?"
+            )
         ctx = await self._context(
             snapshot.spans,
             scenario=scenario.eval_scenario(),

@@ -73,7 +73,7 @@ def purple(
 ) -> None:
     """Serve one purple agent: a member of a team, over A2A, traced, exporting to $OTEL_EXPORTER_OTLP_ENDPOINT.
 
-    Prints ``READY <url>`` on standard output once it serves.
+    Prints 'READY <url>' on standard output once it serves.
     """
     from pydantic import ValidationError
 
@@ -122,7 +122,7 @@ def team_up(
     registry: Annotated[str | None, typer.Option(help="An assessor to register every member with.")] = None,
     pace: Annotated[float | None, typer.Option(help="Seconds per unit of simulated work.")] = None,
 ) -> None:
-    """Start a team, print its participants JSON (what ``assess`` takes), run until Ctrl-C; stop every member.
+    """Start a team, print its participants JSON (what 'coordbench assess' takes), run until Ctrl-C; stop every member.
 
     Members that die are reported as they die; the command exits (status 1) once none is left.
     """
