@@ -128,6 +128,9 @@ async def serve_store(app: FastAPI, settings: Settings, store: TraceStore) -> As
 OTLP_PATHS = frozenset({"/v1/traces", "/traces"})
 """Trace ingestion routes (OTLP exports, Step reports): bounded by ``max_body_bytes``, not ``max_request_bytes``."""
 
+_UNGUARDED = OTLP_PATHS | {"/v1/metrics", "/v1/logs"}
+"""Routes whose bodies the JSON guard leaves alone: OTLP reads JSON its own way; other signals are never read."""
+
 
 def limit_bodies(app: FastAPI, settings: Settings) -> None:
     """Bound every request body of ``app``: ``max_body_bytes`` for OTLP exports, ``max_request_bytes`` elsewhere."""
@@ -284,7 +287,7 @@ def backend_app(
     mount_backend(app, settings, store)
     # inside the token check and the body cap; the OTLP routes read JSON their own way
     app.add_middleware(
-        JsonGuardMiddleware, skip=OTLP_PATHS.__contains__, jsonrpc_paths=a2a_jsonrpc, rest=a2a_rest, json_routes=True
+        JsonGuardMiddleware, skip=_UNGUARDED.__contains__, jsonrpc_paths=a2a_jsonrpc, rest=a2a_rest, json_routes=True
     )
     if settings.token:
         app.add_middleware(BearerAuthMiddleware, token=settings.token.get_secret_value(), protects=protects)

@@ -26,6 +26,8 @@ import re
 from collections.abc import Callable
 from typing import Any, cast
 
+from starlette.routing import BaseRoute, Match
+
 from coordbench.bodylimit import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = ["JsonGuardMiddleware", "json_problem"]
@@ -102,7 +104,9 @@ class JsonGuardMiddleware:
             not UTF-8 gets its ``400 INVALID_ARGUMENT``; the binding answers the rest itself.
         skip: Paths whose routes read JSON their own way (the OTLP receiver mends surrogates).
         json_routes: Every other route reads its body as JSON whatever the ``Content-Type`` says
-            (FastAPI's do): check every body, not only those labelled JSON.
+            (FastAPI's do): check every body a route will read, not only those labelled JSON. A
+            request no route serves (404, 405) is passed on unread, so its answer does not wait
+            for, or cap, a body nobody reads.
     """
 
     def __init__(
@@ -131,7 +135,9 @@ class JsonGuardMiddleware:
             return "jsonrpc"
         if self.rest is not None and self.rest(path):
             return "rest"
-        return "json" if self.json_routes or _is_json(scope) else None
+        if self.json_routes:
+            return "json" if _routed(scope) else None
+        return "json" if _is_json(scope) else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Check the body, then serve the request (or answer it)."""
@@ -166,6 +172,13 @@ class JsonGuardMiddleware:
             }
         )
         await send({"type": "http.response.body", "body": encoded, "more_body": False})
+
+
+def _routed(scope: Scope) -> bool:
+    """Whether a route of the Starlette app serving ``scope`` takes this request (path and method)."""
+    app = scope.get("app")
+    routes: list[BaseRoute] = getattr(getattr(app, "router", None), "routes", [])
+    return any(route.matches(scope)[0] is Match.FULL for route in routes)
 
 
 def _utf8_problem(body: bytes) -> tuple[list[str | int], str] | None:

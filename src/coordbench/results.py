@@ -6,9 +6,11 @@ leaderboard then runs DuckDB over those files. One assessment (or shard) is one 
 
 ``domain``, ``score`` (overall score x 100), ``max_score`` (100), ``pass_rate`` (percentage of
 scenarios whose overall score reached the pass threshold), ``time_used`` (seconds),
-``task_rewards`` (``overall_score``, ``graph_density``, ``coordination_quality``, all 0-1
-numbers) and ``detail`` (graph and latency metrics over all live scenarios, the judge's
-reasoning, strengths and weaknesses, every scenario's entry, trace completeness).
+``task_rewards`` (``overall_score``; ``answer_quality``: how good the team's answers were;
+``coordination_quality``: how well its agents worked together to get them, apart from the
+answers; ``graph_density``; all 0-1 numbers, means over the evaluated scenarios) and
+``detail`` (graph and latency metrics over all live scenarios, the judge's reasoning,
+strengths and weaknesses, every scenario's entry, trace completeness).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ __all__ = [
     "result_row",
     "results_document",
     "results_text",
+    "spread_lines",
     "summary_text",
     "write_results",
 ]
@@ -60,6 +63,8 @@ class ScenarioReport(BaseModel):
         evaluation: The evaluators' verdicts.
         expected_label: The scenario's label, when it has one.
         duration_s: Wall time of the scenario.
+        repeat: Which run of the scenario this is (``id`` is ``<scenario>#<repeat>``), when the
+            config's ``repeats`` ran it more than once.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -75,6 +80,12 @@ class ScenarioReport(BaseModel):
     evaluation: ScenarioEvaluation | None = None
     expected_label: str | None = None
     duration_s: float = 0.0
+    repeat: int | None = None
+
+    @property
+    def scenario(self) -> str:
+        """The scenario's id (without the run number)."""
+        return self.id.rsplit("#", 1)[0] if self.repeat is not None else self.id
 
     @property
     def label(self) -> str | None:
@@ -128,6 +139,38 @@ def _judge(report: ScenarioReport) -> JudgeResult | None:
     return judged if isinstance(judged, JudgeResult) else None
 
 
+def _qualities(report: ScenarioReport) -> tuple[float | None, float | None]:
+    """The coordination evaluator's answer quality and coordination quality of a scenario (``None``: not judged)."""
+    results = report.evaluation.results if report.evaluation is not None else {}
+    found = results.get("coordination")
+    if not isinstance(found, dict):
+        return None, None
+    coordination = cast("dict[str, Any]", found)
+    answer, quality = coordination.get("answer_quality"), coordination.get("coordination_quality")
+    return (
+        float(answer) if isinstance(answer, int | float) else None,
+        float(quality) if isinstance(quality, int | float) else None,
+    )
+
+
+def _spread(reports: list[ScenarioReport]) -> dict[str, dict[str, Any]]:
+    """Each repeated scenario's runs: count, mean, sample standard deviation, min and max of the scores."""
+    scores: dict[str, list[float]] = {}
+    for report in reports:
+        if report.repeat is not None:
+            scores.setdefault(report.scenario, []).append(report.evaluation.score.overall if report.evaluation else 0.0)
+    return {
+        scenario: {
+            "runs": len(values),
+            "mean": statistics.fmean(values),
+            "stdev": statistics.stdev(values) if len(values) > 1 else 0.0,
+            "min": min(values),
+            "max": max(values),
+        }
+        for scenario, values in sorted(scores.items())
+    }
+
+
 def _mean(values: list[float]) -> float | None:
     return statistics.fmean(values) if values else None
 
@@ -139,12 +182,15 @@ def _unique(items: list[str]) -> list[str]:
 def _scenario_entry(report: ScenarioReport) -> dict[str, Any]:
     evaluation = report.evaluation
     completeness = report.completeness or {}
+    answer, quality = _qualities(report)
     entry: dict[str, Any] = {
         "id": report.id,
         "mode": report.mode,
         "status": report.status,
         "error": report.error,
         "score": evaluation.score.overall if evaluation else 0.0,
+        "answer_quality": answer,
+        "coordination_quality": quality,
         "passed": bool(evaluation and evaluation.passed),
         "label": report.label,
         "expected_label": report.expected_label,
@@ -154,6 +200,8 @@ def _scenario_entry(report: ScenarioReport) -> dict[str, Any]:
         "outcome": report.outcome.model_dump(mode="json") if report.outcome else None,
         "duration_s": report.duration_s,
     }
+    if report.repeat is not None:
+        entry["scenario"], entry["repeat"] = report.scenario, report.repeat
     if evaluation is not None:
         entry["score_components"] = evaluation.score.model_dump(mode="json")
         entry["evaluator_failures"] = [f.model_dump(mode="json") for f in evaluation.failures]
@@ -179,6 +227,7 @@ def result_row(report: AssessmentReport) -> dict[str, Any]:
         if isinstance(graph, GraphMetrics) and isinstance(graph.metrics.get("density"), int | float):
             densities.append(float(graph.metrics["density"]))
     judged = [j for j in (_judge(s) for s in evaluated) if j is not None]
+    qualities = [_qualities(s) for s in evaluated]
     total = len(report.scenarios)
     live = [s for s in report.scenarios if s.mode == "live"]
     row: dict[str, Any] = {
@@ -190,7 +239,8 @@ def result_row(report: AssessmentReport) -> dict[str, Any]:
         "task_rewards": {
             "overall_score": overall,
             "graph_density": _mean(densities) or 0.0,
-            "coordination_quality": _mean([j.coordination_quality for j in judged]) or 0.0,
+            "answer_quality": _mean([a for a, _ in qualities if a is not None]) or 0.0,
+            "coordination_quality": _mean([q for _, q in qualities if q is not None]) or 0.0,
         },
         "assessment_id": report.assessment_id,
         "scenarios": total,
@@ -217,6 +267,7 @@ def result_row(report: AssessmentReport) -> dict[str, Any]:
             "config": report.config,
             "ignored_config_keys": report.ignored_config_keys,
             "scenarios": [_scenario_entry(s) for s in report.scenarios],
+            "spread": _spread(report.scenarios),
         },
     }
     return redact_strings(json.loads(canonical_json(row)))
@@ -262,6 +313,15 @@ def write_results(path: str | Path, report: AssessmentReport | dict[str, Any]) -
     return target
 
 
+def spread_lines(spread: dict[str, dict[str, Any]]) -> list[str]:
+    """One line per repeated scenario: its runs' mean score, standard deviation and range."""
+    return [
+        f"- {scenario}: {int(s['runs'])} runs, score {s['mean']:.3f} ± {s['stdev']:.3f} "
+        f"(range {s['min']:.3f} to {s['max']:.3f})"
+        for scenario, s in spread.items()
+    ]
+
+
 def summary_text(report: AssessmentReport, row: dict[str, Any] | None = None) -> str:
     """A human summary of the assessment (the artifact's text part): one line, then one per scenario."""
     row = row or result_row(report)
@@ -282,12 +342,20 @@ def summary_text(report: AssessmentReport, row: dict[str, Any] | None = None) ->
         expected = f" (expected {entry['expected_label']})" if entry.get("expected_label") else ""
         trace = f"; trace {entry['trace_id']}" if entry.get("trace_id") and entry["mode"] == "live" else ""
         problem = f"; {entry['status']}: {entry['error']}" if entry.get("error") else ""
+        qualities = ""
+        if isinstance(entry.get("answer_quality"), int | float):
+            qualities = f" (answer {entry['answer_quality']:.2f}, coordination {entry['coordination_quality']:.2f})"
         lines.append(
-            f"- {entry['id']} [{entry['mode']}]: score {entry['score']:.2f}, {verdict}{shape}{expected}{trace}{problem}"
+            f"- {entry['id']} [{entry['mode']}]: score {entry['score']:.2f}{qualities}, {verdict}{shape}{expected}"
+            f"{trace}{problem}"
         )
+    lines += spread_lines(cast("dict[str, dict[str, Any]]", row["detail"].get("spread") or {}))
     fallbacks = cast("list[str]", row["detail"].get("judge_fallbacks") or [])
     if fallbacks:
-        lines.append("Judge: rule-based, because " + "; ".join(fallbacks))
+        lines.append(
+            "Judge: rule-based (not counted in the score: it restates the coordination score), because "
+            + "; ".join(fallbacks)
+        )
     ignored = cast("list[str]", row["detail"].get("ignored_config_keys") or [])
     if ignored:
         lines.append("Ignored config keys (not known to coordbench): " + ", ".join(ignored))

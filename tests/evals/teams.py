@@ -94,6 +94,7 @@ class Team:
     answer_words: tuple[str, ...] = ()
     references: tuple[str, ...] = ()
     drop_agent: str | None = None  # this agent exported no spans (an incomplete trace)
+    roster: bool = True  # the task names every member (as a task that assigns the team's roles does)
 
     @property
     def members(self) -> list[str]:
@@ -272,9 +273,10 @@ CONFIG = EvalConfig(judge=JudgeConfig())  # no API key: the rule-based judge ans
 
 def evaluate_spans(spans: list[SpanData], team: Team, *, rename: Callable[[str], str] = str) -> ScenarioEvaluation:
     """The full pipeline's verdict on ``spans`` (the rule-based judge answering)."""
+    task = f"{TOPIC}. The team: {', '.join(rename(m) for m in team.members)}." if team.roster else TOPIC
     ctx = EvalContext.build(
         spans,
-        scenario=EvalScenario(id="s1", task=TOPIC, references=list(team.references)),
+        scenario=EvalScenario(id="s1", task=task, references=list(team.references)),
         config=CONFIG,
         hosts=[rename(HOST)],
         participants=[rename(m) for m in team.members],

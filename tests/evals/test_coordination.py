@@ -10,7 +10,7 @@ import pytest
 from coordbench import semconv
 from coordbench.evals import EvalScenario, TeamOutcome, assess_coordination
 from coordbench.evals.base import EvalContext
-from coordbench.evals.evidence import TeamTrace, depends_on
+from coordbench.evals.evidence import FINGERPRINT_CONFIDENCE, TeamTrace, depends_on
 from coordbench.spans import SpanData, SpanKind, StatusCode
 from coordbench.spantree import SpanTree
 from evals.traces import MS, client, server
@@ -63,24 +63,48 @@ def test_a_pipeline_step_that_carries_the_previous_answer_is_not_serialised_work
     assert parts(coordination(pipeline))["parallelism"] == 1.0
     # C's request carries none of B's answer: it could have run beside it (servers 11-39, 51-89: no overlap)
     result = coordination(independent)
-    assert parts(result)["parallelism"] == pytest.approx(1 - 1 / 2)
+    # serialisation 1 over 2 calls: 1 - max(0, 1/2 - 0.05) / 0.95 (the noise floor taken off)
+    assert parts(result)["parallelism"] == pytest.approx(1 - (1 / 2 - 0.05) / 0.95)
     assert result.parts["parallelism"].calls == [sid(20)]
-    assert result.parts["bottleneck"].fired == ["hub_serialises"] and result.parts["bottleneck"].value == 0.5
+    assert "A ran 1 call(s) one after another" in result.parts["parallelism"].evidence[0]
+    # the hub serialising its calls is parallelism's evidence, not counted twice in the bottleneck part
+    assert result.parts["bottleneck"].fired == [] and result.parts["bottleneck"].value == 1.0
 
 
-def test_without_text_a_later_request_big_enough_to_carry_the_answer_depends_on_it() -> None:
+def test_without_text_sizes_decide_nothing_and_an_unknown_dependency_lowers_the_confidence() -> None:
+    """Envelope sizes used to decide dependency (a 4 kB task envelope for 385 characters of text): no more."""
     spans = host_root(100) + call("A", "B", 10, sid(3), 10, 40, **{semconv.A2A_RESPONSE_SIZE: 1000})
-    spans += call("A", "C", 20, sid(3), 50, 90, **{semconv.A2A_REQUEST_SIZE: 600})
+    spans += call("A", "C", 20, sid(3), 50, 90, **{semconv.A2A_REQUEST_SIZE: 400})
     trace = TeamTrace.build(SpanTree(spans), ["H"])
-    b, c = trace.calls[1], trace.calls[2]
-    assert depends_on(c, b)  # 600 >= 0.5 * 1000: it could carry B's answer
-    small = [s._replace(attributes={**s.attributes, semconv.A2A_REQUEST_SIZE: 400}) if s.span_id == sid(20) else s
-             for s in spans]  # fmt: skip
-    trace = TeamTrace.build(SpanTree(small), ["H"])
-    assert not depends_on(trace.calls[2], trace.calls[1])
-    unknown = host_root(100) + call("A", "B", 10, sid(3), 10, 40) + call("A", "C", 20, sid(3), 50, 90)
-    trace = TeamTrace.build(SpanTree(unknown), ["H"])
-    assert depends_on(trace.calls[2], trace.calls[1])  # no text, no sizes: the benefit of the doubt
+    judged = depends_on(trace.calls[2], trace.calls[1])
+    assert (judged.value, judged.confidence) == (None, 0.0)  # unknown: no text, no fingerprint
+    result = coordination(spans)
+    parallelism = result.parts["parallelism"]
+    assert parallelism.value == 1.0 and parallelism.fired == []  # the benefit of the doubt: no fault
+    assert parallelism.confidence == 0.0  # the one pair compared could not be told
+
+
+def test_fingerprints_tell_a_dependency_without_the_text() -> None:
+    """The default instrumentation records fingerprints, not text: C's request carries B's answer, D's does not."""
+    from coordbench.sketch import fingerprint
+
+    findings = "three venues near the harbour with parking and late opening on fridays and a terrace for the launch"
+    asked = "find venues for the launch party"
+    prints = {
+        semconv.A2A_REQUEST_FINGERPRINT: fingerprint(asked),
+        semconv.A2A_RESPONSE_FINGERPRINT: fingerprint(findings),
+    }
+    spans = host_root(100) + call("A", "B", 10, sid(3), 10, 40, **prints)
+    carried = {semconv.A2A_REQUEST_FINGERPRINT: fingerprint(f"write the invitation using these findings: {findings}")}
+    fresh = {semconv.A2A_REQUEST_FINGERPRINT: fingerprint("draft a short budget table with three columns and totals")}
+    pipeline = TeamTrace.build(SpanTree(spans + call("A", "C", 20, sid(3), 50, 90, **carried)), ["H"])
+    independent = TeamTrace.build(SpanTree(spans + call("A", "C", 20, sid(3), 50, 90, **fresh)), ["H"])
+    yes, no = depends_on(pipeline.calls[2], pipeline.calls[1]), depends_on(independent.calls[2], independent.calls[1])
+    assert (yes.value, no.value) == (True, False)
+    assert yes.confidence == no.confidence == FINGERPRINT_CONFIDENCE
+    result = coordination(spans + call("A", "C", 20, sid(3), 50, 90, **fresh))
+    assert result.parts["parallelism"].fired == ["serialised_work"]
+    assert result.parts["parallelism"].confidence == FINGERPRINT_CONFIDENCE
 
 
 def test_a_repeat_after_success_is_a_duplicate_and_after_failure_a_retry() -> None:
@@ -123,8 +147,11 @@ def test_concurrent_requests_from_different_callers_queue_on_a_hub() -> None:
     result = coordination(spans, ("A", "B", "C", "D"))
     assert result.hubs == ["A", "D"]
     bottleneck = result.parts["bottleneck"]
-    assert "requests_queue" in bottleneck.fired and bottleneck.agents == ["D"]
+    assert "requests_queue" in bottleneck.fired and "D" in bottleneck.agents
     assert bottleneck.value == 0.0  # one pair of concurrent requests, fully serialised
+    # B, which delegated, also spent 36 of its 56 ms in its own work around its 20 ms call: 0.64 of it
+    assert bottleneck.figures["B.own_share"] == pytest.approx(36 / 56)
+    assert bottleneck.agents == ["B", "D"] and "hub_dominates" in bottleneck.fired
 
 
 def test_a_relay_is_found_from_its_digest_when_no_text_was_captured() -> None:

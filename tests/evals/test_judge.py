@@ -107,11 +107,12 @@ async def test_bad_answers_fall_back_to_the_rules(
     (record,) = [r for r in caplog.records if r.name == "coordbench.evals.judge"]
     assert record.levelno == logging.WARNING and "rule-based judge used" in record.getMessage()
     # the rule-based judgment is the coordination score, worked by hand: A asked B, then C, though
-    # C's request carries nothing of B's answer (serialised: C over A's 2 calls), so parallelism
-    # 1 - 1/2 and, A being a hub, bottleneck 1 - 1/2; every other part full marks; answered:
-    # 0.25 + 0.20 * 0.5 + 0.15 * 0.5 + 0.30 + 0.10
-    assert result["overall_score"] == pytest.approx(0.825)
-    assert result["coordination_quality"] == pytest.approx(0.825)
+    # C's request carries nothing of B's answer: C's serialisation is 1 over A's 2 calls, so
+    # parallelism = 1 - (1/2 - 0.05) / 0.95 = 10/19. A's own time (98 - 70 ms busy = 28 ms) is
+    # 28 / (28 + 40) = 0.41 of its work, under 0.6: no bottleneck. Every other part full marks,
+    # answered: 1 - 0.14 * (1 - 10/19)
+    assert result["overall_score"] == pytest.approx(1 - 0.14 * 9 / 19)
+    assert result["coordination_quality"] == pytest.approx(1 - 0.14 * 9 / 19)
 
 
 async def test_unreachable_endpoint_and_missing_key() -> None:
@@ -166,14 +167,14 @@ async def test_rule_judge_sees_failures_and_missing_answers() -> None:
     # (98 ms less B's 30 ms) over that plus the work it needed (B, 30 ms) = 68/98, above 0.6
     share = 68 / 98
     bottleneck = 1 - (share - 0.6) / 0.4
-    process = 0.25 * 0.5 + 0.20 * 1 + 0.15 * bottleneck + 0.30 * (2 / 3) + 0.10 * 1
-    assert result["overall_score"] == pytest.approx(0.4 * (2 / 3) * process)
-    assert result["coordination_quality"] == pytest.approx((2 / 3) * process)
+    quality = 0.22 * (2 / 3) + 0.18 * 0.5 + 0.14 * 1 + 0.10 * bottleneck + 0.16 * (2 / 3) + 0.20 * 1
+    assert result["overall_score"] == pytest.approx(0.4 * quality)
+    assert result["coordination_quality"] == pytest.approx(quality)
     assert result["task_success"] is False
     # the largest losses first: the missing answer, the member who only failed, the failed call
     assert [w.split(" (")[0].split(":")[0] for w in result["weaknesses"]] == [
         "the team did not deliver an answer",
-        "called but contributed nothing",
+        "needed but contributed nothing",
         "1 of 3 calls failed",
     ]
     assert result["weaknesses"][2] == "1 of 3 calls failed: A → C (error status)"

@@ -159,8 +159,8 @@ async def test_later_tiers_see_earlier_results_and_failures_are_entries(caplog: 
     weighted = EvalConfig(evaluator_timeout=0.2, weights={"protocol": 0.5, "coordination": 0.5})
     pipeline = EvalPipeline(weighted, evaluators=[Hangs(), *select_evaluators(["protocol", "coordination"])])
     evaluation = await pipeline.run(context(config=weighted))
-    # protocol 1.0 (every message succeeded) and coordination 0.825 (see test_judge), halved
-    assert evaluation.score.overall == pytest.approx((1.0 + 0.825) / 2)
+    # protocol 1.0 (every message succeeded) and coordination 1 - 0.14 * 9/19 (see test_judge), halved
+    assert evaluation.score.overall == pytest.approx((1.0 + 1 - 0.14 * 9 / 19) / 2)
     assert evaluation.score.weights == {"coordination": 0.5, "protocol": 0.5}
     assert evaluation.passed
 

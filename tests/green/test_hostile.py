@@ -110,7 +110,8 @@ def test_hostile_answer_neither_stalls_nor_leaks(
     scenario = _scenario(answer)
     assert scenario["status"] == status
     if error is None:
-        assert scenario["error"] is None
+        # it answered but exports no spans (the next test covers hostile spans): the row says so
+        assert str(scenario["error"]).startswith("no span from the team arrived")
         output = scenario["outcome"]["output"]  # type: ignore[index]
         assert 0 < len(output) <= 100_000  # the answer as kept: cut to the recorded length
     else:

@@ -24,6 +24,7 @@ import pytest
 
 from coordbench.demo import DemoRun, run_demo, shaped_teams
 from coordbench.purple import load_team
+from support.consistency import contradictions
 
 pytestmark = pytest.mark.slow
 
@@ -113,6 +114,9 @@ def test_fault_variants_complete_and_name_what_went_wrong(tmp_path: Path, monkey
     variants = [(name, load_team(TEAMS / f"{name}.toml"), ["--team", str(TEAMS / f"{name}.toml")])
                 for name in ("star-slow", "star-failing", "star-silent")]  # fmt: skip
     run = run_demo(tmp_path, teams=variants, config=ONE_SCENARIO)
+    for team in run.teams:  # each report agrees with its own figures
+        assert team.report is not None
+        assert contradictions(team.row, team.report.read_text(encoding="utf-8")) == [], team.shape
     slow, failing, silent = (_scenario(run, name) for name, _, _ in variants)
     assert slow["results"]["latency"]["slowest_agent"] == "writer"
     robustness = failing["results"]["coordination"]["parts"]["robustness"]

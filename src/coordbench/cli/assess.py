@@ -178,6 +178,8 @@ def _print_summary(console: Console, rows: list[Any]) -> int:
         table.add_column("mode")
         table.add_column("status")
         table.add_column("score", justify="right")
+        table.add_column("answer", justify="right")
+        table.add_column("coordination", justify="right")
         table.add_column("passed")
         table.add_column("shape")
         entries: list[dict[str, Any]] = detail["scenarios"]
@@ -190,11 +192,17 @@ def _print_summary(console: Console, rows: list[Any]) -> int:
                 str(entry["mode"]),
                 str(entry["status"]),
                 f"{entry['score']:.2f}",
+                _quality(entry.get("answer_quality")),
+                _quality(entry.get("coordination_quality")),
                 "yes" if entry.get("passed") else "no",
                 shape,
             )
             evaluated += entry["status"] == "evaluated"
         console.print(table)
+        from coordbench.results import spread_lines
+
+        for line in spread_lines(cast("dict[str, dict[str, Any]]", detail.get("spread") or {})):
+            console.print(line, soft_wrap=True)
         for entry in entries:  # what went wrong, in full: a table cell would cut it
             if entry.get("error"):
                 console.print(f"scenario {entry['id']}: {entry['status']}: {entry['error']}", soft_wrap=True)
@@ -207,3 +215,7 @@ def _print_summary(console: Console, rows: list[Any]) -> int:
         if ignored:
             console.print(f"[yellow]ignored config keys (not known to coordbench):[/yellow] {', '.join(ignored)}")
     return evaluated
+
+
+def _quality(value: object) -> str:
+    return f"{value:.2f}" if isinstance(value, int | float) else "-"

@@ -27,11 +27,11 @@ def _fmt(value: Any, digits: int = 2) -> str:
 
 
 def summary_table(run: DemoRun) -> Table:
-    """One row per team: shape, class, score, density, centralisation, flags, p95, spans, completeness."""
+    """One row per team: shape, class, score (answer and coordination quality), graph figures, p95, spans."""
     teams = f"{len(run.teams)} team{'s' if len(run.teams) != 1 else ''}"
     table = Table(title=f"coordbench demo: {teams} assessed in {run.seconds:.1f} s")
-    for column in ("team", "topology", "class", "score", "passed", "density", "centralisation", "bottleneck",
-                   "isolated", "p95 ms", "spans", "complete"):  # fmt: skip
+    for column in ("team", "topology", "class", "score", "answer", "coordination", "passed", "density",
+                   "centralisation", "bottleneck", "isolated", "p95 ms", "spans", "complete"):  # fmt: skip
         table.add_column(column, justify="right" if column not in ("team", "topology", "class") else "left")
     for team in run.teams:
         row = team.row
@@ -44,14 +44,17 @@ def summary_table(run: DemoRun) -> Table:
         calls = cast("dict[str, Any]", latency.get("calls") or {})
         spans = sum(int(cast("dict[str, Any]", s.get("completeness") or {}).get("span_count", 0)) for s in scenarios)
         completeness = cast("dict[str, Any]", detail.get("trace_completeness") or {})
+        rewards = cast("dict[str, Any]", row.get("task_rewards") or {})
         if not row:
-            table.add_row(team.shape, "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", team.error or team.state)
+            table.add_row(team.shape, *(["-"] * 12), team.error or team.state)
             continue
         table.add_row(
             team.shape,
             str(graph.get("topology", "-")),
             str(graph.get("classification", "-")),
             f"{row['score']:.1f}",
+            _fmt(rewards.get("answer_quality")),
+            _fmt(rewards.get("coordination_quality")),
             f"{int(row.get('scenarios_passed', 0))}/{int(row.get('scenarios', 0))}",
             _fmt(metrics.get("density")),
             _fmt(metrics.get("degree_centralisation")),

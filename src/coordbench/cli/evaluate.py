@@ -223,8 +223,9 @@ def _summary(console: Console, traces: dict[str, list[SpanData]], lines: list[st
 
     spans = sum(len(s) for s in traces.values())
     table = Table(title=f"{len(traces)} trace{'s' if len(traces) != 1 else ''}, {spans} spans evaluated")
-    for column in ("trace", "scenario", "score", "classification", "judge", "failed evaluators"):
-        table.add_column(column, justify="right" if column == "score" else "left")
+    for column in ("trace", "scenario", "score", "answer", "coordination", "classification", "judge",
+                   "failed evaluators"):  # fmt: skip
+        table.add_column(column, justify="right" if column in ("score", "answer", "coordination") else "left")
     shown = 0
     for line in lines:
         document = json.loads(line)
@@ -233,10 +234,13 @@ def _summary(console: Console, traces: dict[str, list[SpanData]], lines: list[st
                 break
             shown += 1
             results = evaluation["results"]
+            coordination: dict[str, Any] = results.get("coordination") or {}
             table.add_row(
                 document["trace_id"][:12],
                 evaluation["scenario"],
                 f"{evaluation['score']['overall']:.3f}",
+                _quality(coordination.get("answer_quality")),
+                _quality(coordination.get("coordination_quality")),
                 str(results.get("graph", {}).get("classification", "-")),
                 str(results.get("llm_judge", {}).get("judge", "-")),
                 ", ".join(f["evaluator"] for f in evaluation["failures"]) or "-",
@@ -247,3 +251,7 @@ def _summary(console: Console, traces: dict[str, list[SpanData]], lines: list[st
 
 
 _SHOWN = 40
+
+
+def _quality(value: object) -> str:
+    return f"{value:.3f}" if isinstance(value, int | float) else "-"

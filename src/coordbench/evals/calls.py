@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from coordbench import jsontext, semconv
+from coordbench.sketch import K
 from coordbench.spans import SpanData, StatusCode
 from coordbench.spantree import SpanTree
 
@@ -42,6 +43,10 @@ class Call:
         digest: Digest of the message content (equal digests: the same message again).
         request_text: The message text, when content capture was on.
         response_text: The reply's text, when content capture was on.
+        request_fingerprint: The message text's fingerprint (:mod:`coordbench.sketch`), when recorded.
+        response_fingerprint: The reply text's fingerprint, when recorded.
+        request_text_chars: Characters of text in the message (not the envelope), when recorded.
+        response_text_chars: Characters of text in the reply, when recorded.
     """
 
     caller: str
@@ -60,6 +65,10 @@ class Call:
     digest: str | None
     request_text: str | None
     response_text: str | None
+    request_fingerprint: tuple[int, ...] | None = None
+    response_fingerprint: tuple[int, ...] | None = None
+    request_text_chars: int | None = None
+    response_text_chars: int | None = None
 
 
 def message_text(value: object) -> str | None:
@@ -87,6 +96,22 @@ def message_text(value: object) -> str | None:
 def _int(span: SpanData, key: str) -> int:
     value = span.attributes.get(key)
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _count(span: SpanData, key: str) -> int | None:
+    value = span.attributes.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _fingerprint(span: SpanData, key: str) -> tuple[int, ...] | None:
+    """A recorded fingerprint: at most K non-negative ints, sorted and distinct (a hostile span may send anything)."""
+    value = span.attributes.get(key)
+    if not isinstance(value, list | tuple):
+        return None
+    hashes = {
+        v for v in cast("tuple[Any, ...]", value)[: 4 * K] if isinstance(v, int) and not isinstance(v, bool) and v >= 0
+    }
+    return tuple(sorted(hashes)[:K])
 
 
 def calls_of(tree: SpanTree, *, exclude_callers: Iterable[str] = ()) -> list[Call]:
@@ -121,6 +146,10 @@ def calls_of(tree: SpanTree, *, exclude_callers: Iterable[str] = ()) -> list[Cal
                 digest=span.attribute_str(semconv.A2A_MESSAGE_DIGEST),
                 request_text=message_text(span.attributes.get(semconv.GEN_AI_INPUT_MESSAGES)),
                 response_text=message_text(span.attributes.get(semconv.GEN_AI_OUTPUT_MESSAGES)),
+                request_fingerprint=_fingerprint(span, semconv.A2A_REQUEST_FINGERPRINT),
+                response_fingerprint=_fingerprint(span, semconv.A2A_RESPONSE_FINGERPRINT),
+                request_text_chars=_count(span, semconv.A2A_REQUEST_TEXT_CHARS),
+                response_text_chars=_count(span, semconv.A2A_RESPONSE_TEXT_CHARS),
             )
         )
     out.sort(key=lambda c: (c.start_unix_nano, c.span_id))

@@ -3,46 +3,63 @@
 The agent graph's shape (star, chain, mesh...) is described by the graph evaluator and never
 scored by itself: a hub that delegates in parallel and merges the answers is doing its job.
 The score instead rests on what the trace shows the team *did*, in parts that each have a
-formula and name the calls and agents behind them (``docs/scoring.md`` has the worked
-examples)::
+formula, a confidence, and the calls and agents behind them (``docs/scoring.md`` has the
+worked examples)::
 
-    score   = outcome_factor * participation * process
-    outcome_factor = 0.4 + 0.6 * outcome                      (1 when there is no team outcome)
-    process = 0.25 efficiency + 0.20 parallelism + 0.15 bottleneck
-              + 0.30 robustness + 0.10 information_flow
+    score                = outcome_factor * coordination_quality
+    outcome_factor       = 0.4 + 0.6 * answer_quality          (1 when there is no team outcome)
+    coordination_quality = 0.22 participation + 0.18 efficiency + 0.14 parallelism
+                           + 0.10 bottleneck + 0.16 robustness + 0.20 information_flow
 
-- **outcome**: 0 when the team gave no answer; else 1, or ``0.5 + 0.5 * min(1, s / 0.4)``
-  when the scenario has reference texts, ``s`` the answer's similarity to them (mean of
-  TF-IDF cosine and ROUGE-L). With no answer the score is at most 0.4, below any passing mark.
-- **participation**: members that contributed / declared members. A member contributed when
-  it answered a useful call and its span shows it (or, never called itself, made one). A member never used costs
-  its whole share; a hub costs nothing unless the bottleneck evidence below fires.
-- **efficiency**: useful calls / the agents' calls. Not useful: failed, duplicate (the same
-  request as an earlier successful one), late (its result arrived after the request it was
-  for had been answered), or into a relay that added nothing.
-- **parallelism**: ``1 - Σ serialisation / calls`` over the work calls of every request: a
-  call's serialisation is how far it ran after a call of the same request it did not depend
-  on (1 one after the other, 0 side by side, overlaps of 90% or more forgiven as start-up jitter:
-  :func:`~coordbench.evals.evidence.serialisation`).
-- **bottleneck**: ``1 - worst hub penalty``; a hub (an agent delegating to, or serving, two or
-  more agents) is penalised only by evidence: it serialised its independent calls (as in
-  parallelism), requests from different callers queued on it, its own time dominates the
-  work it waited for (own share above 0.6: ``(share - 0.6) / 0.4``), or failures concentrate
-  on it (two or more of its requests failed: its failed share of the requests it was sent,
-  repeats of a request it had answered left out).
-- **robustness**: ``(1 - (failed + unverified) / calls) * (0.75 if the trace is incomplete)``;
-  unverified: calls whose callee's span never arrived and requests whose caller's span never
-  did. Duplicates and relay hops that succeeded are not counted as calls here (adding them
-  must not dilute the failures).
-- **information_flow**: ``1 - relay hops / delegating hops``: of the calls into agents that
-  passed work on, how many came back with nothing added.
+Two numbers, two meanings: **answer quality** (the outcome part) says how good the team's
+answer was; **coordination quality** says how well the agents worked together to get it. No
+part multiplies the others: a member that did nothing costs its share of participation, not
+the whole score.
+
+- **outcome** (answer quality): 0 when the team gave no answer; else 1, or
+  ``0.5 + 0.5 * min(1, s / 0.4)`` when the scenario has reference texts, ``s`` the answer's
+  similarity to them (mean of TF-IDF cosine and ROUGE-L). With no answer the score is at most
+  0.4, below any passing mark.
+- **participation**: ``1 - (needed idle + 0.5 * other idle) / members``. A member contributed
+  when it answered a useful call (or, never called itself, made one). An idle member counts
+  fully when the trace shows the team needed it (it was called, it was down, the task or a
+  request named it, or the config requires it), half otherwise: declared but not asked for.
+- **efficiency**: useful calls / (the agents' calls + members that were down + needed members
+  no agent ever called: work the team could not, or did not, hand out). Not
+  useful: failed, duplicate (the same request as an earlier successful one), late (its
+  result arrived after the request it was for had been answered), into a relay that added
+  nothing, or unverified.
+- **parallelism**: ``1 - max(0, s - 0.05) / 0.95`` with ``s = Σ serialisation / calls`` over
+  the work calls of every request: a call's serialisation is how far it ran after a call of
+  the same request it did not depend on (1 one after the other, 0 side by side, a fifth of the
+  shorter call forgiven as jitter: :func:`~coordbench.evals.evidence.serialisation`); the
+  first 5% is the noise floor. A hub that serialised its calls is named here.
+- **bottleneck**: ``1 - worst penalty``, penalised only by evidence that an agent held the team
+  up: requests from different callers queued on a hub (an agent serving, or delegating to, two
+  or more agents; beyond the same 5% floor), failures concentrate on a hub (two or more of its
+  requests failed: its failed share), or an agent that delegated work spent most of its
+  requests' time in its own work rather than waiting for that work (own share above 0.6:
+  ``(share - 0.6) / 0.4``; the share is a ratio of times, so contention that slows every agent
+  alike leaves it unchanged).
+- **robustness**: ``1 - (failed + unverified + down) / (calls + down)``, ``* 0.75`` if the
+  trace is incomplete; unverified: calls whose callee's span never arrived and requests whose
+  caller's span never did; down: members the assessor could not reach.
+- **information_flow**: the mean of what can be measured of the messages' content: relays
+  (``1 - relay hops / delegating hops``), what answers add (leaf work: the share of an answer's
+  word trigrams not in its request, full marks from 0.1 up), uptake (delegating work: whether
+  an agent's answer carries what its callees told it), and repetition (answers that repeat the
+  agent's own earlier answers). Measured on captured text, else on fingerprints
+  (:mod:`coordbench.sketch`), at a lower confidence.
 
 Every part is 1 when there is nothing to fault (no calls to pair, no hub...), so leaving a
-part out never raises a score, and each moves one way with each kind of evidence.
+part out never raises a score, and each moves one way with each kind of evidence. Each part's
+``confidence`` says how far its evidence was established (1: observed; less where it rests on
+fingerprints, or where a dependency could not be told and was given the benefit of the doubt).
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from typing import Any
@@ -50,12 +67,25 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from coordbench.evals.base import TIER_JUDGEMENT, EvalContext, Evaluator
-from coordbench.evals.evidence import COMPARED, TeamCall, TeamTrace, apart, depends_on, serialisation
+from coordbench.evals.evidence import (
+    COMPARED,
+    FINGERPRINT_CONFIDENCE,
+    MIN_SAMPLE,
+    TeamCall,
+    TeamTrace,
+    apart,
+    carried,
+    depends_on,
+    serialisation,
+)
 from coordbench.evals.text import reference_similarity
+from coordbench.evals.textsim import tokens
 from coordbench.graph.agentgraph import HOST
+from coordbench.sketch import containment
 from coordbench.spans import SpanData, StatusCode
 
 __all__ = [
+    "NOISE_FLOOR",
     "PROCESS_WEIGHTS",
     "CoordinationEvaluator",
     "CoordinationResult",
@@ -64,13 +94,14 @@ __all__ = [
 ]
 
 PROCESS_WEIGHTS: dict[str, float] = {
-    "efficiency": 0.25,
-    "parallelism": 0.20,
-    "bottleneck": 0.15,
-    "robustness": 0.30,
-    "information_flow": 0.10,
+    "participation": 0.22,
+    "efficiency": 0.18,
+    "parallelism": 0.14,
+    "bottleneck": 0.10,
+    "robustness": 0.16,
+    "information_flow": 0.20,
 }
-"""Weights of the process parts (they sum to 1)."""
+"""Weights of the coordination parts (they sum to 1)."""
 OUTCOME_FLOOR = 0.4
 """The outcome factor when the team gave no answer: the score cannot reach 0.4."""
 GOOD_REFERENCE_SIMILARITY = 0.4
@@ -79,6 +110,16 @@ DOMINANCE_THRESHOLD = 0.6
 """Share of a hub's requests spent in its own work above which it limits the team."""
 INCOMPLETE_FACTOR = 0.75
 """Robustness factor for a trace that was incomplete when evaluated."""
+NOISE_FLOOR = 0.05
+"""Share of serialisation (and of queueing) no timing evidence is read from: what a busy machine adds."""
+UNNEEDED_IDLE = 0.5
+"""What an idle member the trace shows no need for costs, in members (a needed one costs 1)."""
+ECHO_NOVELTY = 0.1
+"""An answer adding less than this share of new word trigrams to its request only echoes it."""
+UPTAKE = 0.25
+"""Share of what its callees added an agent's answer must carry to have taken their work up."""
+REPEAT = 0.8
+"""Share of an answer found in the agent's own earlier answers above which it repeats itself."""
 _LIST = 8
 
 
@@ -88,7 +129,9 @@ class Part(BaseModel):
     Attributes:
         value: In [0, 1]; 1 when there is nothing to fault. ``None``: cannot be judged (the
             outcome in ground-truth mode).
-        weight: Its weight (within the process parts, or ``None`` for the factors).
+        weight: Its weight in coordination quality (``None`` for the outcome).
+        confidence: How far its evidence was established, in [0, 1]: 1 when observed; lower
+            where it rests on fingerprints or gave a dependency the benefit of the doubt.
         formula: How the value was computed, with the figures filled in.
         figures: The numbers in the formula.
         fired: Names of the evidence that lowered it.
@@ -101,6 +144,7 @@ class Part(BaseModel):
 
     value: float | None
     weight: float | None = None
+    confidence: float = 1.0
     formula: str
     figures: dict[str, float | int] = Field(default_factory=dict[str, float | int])
     fired: list[str] = Field(default_factory=list[str])
@@ -113,11 +157,12 @@ class CoordinationResult(BaseModel):
     """The coordination score of a scenario and its parts.
 
     Attributes:
-        score: ``outcome_factor * participation * process``, in [0, 1].
-        coordination_quality: ``participation * process``: how well the agents worked
-            together, apart from the answer.
-        outcome_factor: ``0.4 + 0.6 * outcome`` (1 without a team outcome).
-        process: The weighted mean of the process parts.
+        score: ``outcome_factor * coordination_quality``, in [0, 1].
+        answer_quality: The outcome part (``None`` in ground-truth mode): how good the answer was.
+        coordination_quality: The weighted mean of the coordination parts: how well the agents
+            worked together, apart from the answer.
+        outcome_factor: ``0.4 + 0.6 * answer_quality`` (1 without a team outcome).
+        confidence: The parts' confidences, weighted as the parts are.
         parts: Each part, by name.
         hubs: Agents that delegated to, or served, two or more agents.
         members: The members the participation is counted over.
@@ -129,9 +174,10 @@ class CoordinationResult(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     score: float
+    answer_quality: float | None = None
     coordination_quality: float
     outcome_factor: float
-    process: float
+    confidence: float = 1.0
     parts: dict[str, Part]
     hubs: list[str]
     members: list[str]
@@ -146,6 +192,11 @@ def _names(agents: Iterable[str]) -> str:
 
 def _ids(calls: Iterable[TeamCall]) -> list[str]:
     return [c.id for c in calls][:_LIST]
+
+
+def _floored(share: float) -> float:
+    """``share`` with the noise floor taken off and the rest scaled back to [0, 1]."""
+    return max(0.0, share - NOISE_FLOOR) / (1.0 - NOISE_FLOOR)
 
 
 def _outcome(ctx: EvalContext) -> Part:
@@ -182,44 +233,131 @@ def _members(ctx: EvalContext) -> list[str]:
     return sorted(n for n, role in roles if role != HOST)
 
 
-def _participation(trace: TeamTrace, members: list[str]) -> Part:
+def _needs(ctx: EvalContext, trace: TeamTrace, members: list[str]) -> dict[str, str]:
+    """Why the trace shows each member was needed: it was called, it was down, or a text given to the team named it."""
+    reasons: dict[str, str] = {}
+    for member, why in ctx.unreachable.items():
+        reasons[member] = f"down: {why}"
+    for c in trace.calls:
+        reasons.setdefault(c.call.callee, "it was called")
+    # the task, and what agents asked each other: the host's own message to the entry may list
+    # every member's address (a directory, not a need), so it counts only through the task
+    said = [ctx.scenario.task.lower()] + [(c.call.request_text or "").lower() for c in trace.team_calls]
+    for member in members:
+        if member not in reasons and any(_names_it(text, member.lower()) for text in said):
+            reasons[member] = "the task or a request named it"
+    return reasons
+
+
+_DIRECTORY_ENTRY = re.compile(r'":\s*"https?://')
+"""What follows a member's name used as a key of a JSON map of addresses (a peers directory)."""
+
+
+def _names_it(text: str, name: str) -> bool:
+    """``name`` appears in ``text`` as a whole word (not inside another), and not as an address book's key.
+
+    Agents pass each other directories of their peers (``{"writer": "http://..."}``): listing a
+    member's address asks nothing of it.
+
+    Example:
+        >>> _names_it("ask the writer for a draft", "writer"), _names_it("a ghostwriter", "writer")
+        (True, False)
+        >>> _names_it('{"peers": {"writer": "http://127.0.0.1:9/"}}', "writer")
+        False
+    """
+    start = text.find(name)
+    while start >= 0:
+        before = text[start - 1] if start else " "
+        end = start + len(name)
+        after = text[end] if end < len(text) else " "
+        listed = before == '"' and _DIRECTORY_ENTRY.match(text, end, end + 16) is not None
+        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_") and not listed:
+            return True
+        start = text.find(name, start + 1)
+    return False
+
+
+def _participation(trace: TeamTrace, members: list[str], needs: dict[str, str]) -> Part:
+    weight = PROCESS_WEIGHTS["participation"]
     if not members:
-        return Part(value=1.0, formula="1: no members declared or seen")
+        return Part(value=1.0, weight=weight, formula="1: no members declared or seen")
     called = {c.call.callee for c in trace.calls}
     contributed = {c.call.callee for c in trace.calls if c.useful}
     contributed |= {c.call.caller for c in trace.team_calls if c.useful and c.call.caller not in called}
-    used = [m for m in members if m in contributed]
     idle = [m for m in members if m not in contributed]
-    value = len(used) / len(members)
+    needed = [m for m in idle if m in needs]
+    spare = [m for m in idle if m not in needs]
+    lost = len(needed) + UNNEEDED_IDLE * len(spare)
+    value = 1.0 - lost / len(members)
     evidence: list[str] = []
-    never = [m for m in idle if m not in called]
-    if never:
-        evidence.append(f"never used: {_names(never)}")
-    nothing = [m for m in idle if m in called]
-    if nothing:
-        evidence.append(f"called but contributed nothing (failed, duplicate, late or relayed): {_names(nothing)}")
+    fired: list[str] = []
+    if needed:
+        fired.append("idle_members")
+        evidence.append(
+            "needed but contributed nothing: " + "; ".join(f"{m} ({_why_idle(m, needs[m], trace)})" for m in needed)
+        )
+    if spare:
+        fired.append("unused_members")
+        evidence.append(f"not used, and nothing in the trace asked for them (half a member each): {_names(spare)}")
+    formula = (
+        f"1 - ({len(needed)} needed idle + {UNNEEDED_IDLE} * {len(spare)} other idle) / {len(members)} members"
+        f" = {value:.3f}"
+    )
     return Part(
         value=value,
-        formula=f"{len(used)} contributing / {len(members)} members = {value:.3f}",
-        figures={"members": len(members), "contributing": len(used)},
-        fired=["idle_members"] if idle else [],
+        weight=weight,
+        formula=formula,
+        figures={
+            "members": len(members),
+            "contributing": len(members) - len(idle),
+            "needed_idle": len(needed),
+            "other_idle": len(spare),
+        },
+        fired=fired,
         evidence=evidence,
-        agents=idle,
+        agents=sorted(idle),
     )
 
 
-def _efficiency(trace: TeamTrace) -> Part:
+def _why_idle(member: str, need: str, trace: TeamTrace) -> str:
+    """Why a needed member gave nothing, as the trace tells it."""
+    if need.startswith("down"):
+        return need
+    into = [c for c in trace.calls if c.call.callee == member]
+    if not into:
+        return f"never called, though {need.removeprefix('it ')}"
+    reasons: list[str] = []
+    if any(not c.ok for c in into):
+        reasons.append("its calls failed")
+    if any(c.relay for c in into):
+        reasons.append("it only passed the work on")
+    if any(c.server is None for c in into):
+        reasons.append("its spans never arrived")
+    if any(c.late for c in into):
+        reasons.append("its answers came too late")
+    if any(c.duplicate_of is not None for c in into):
+        reasons.append("it was only asked again what it had answered")
+    return ", ".join(reasons) or "no useful call reached it"
+
+
+def _unasked(needs: dict[str, str], members: list[str], trace: TeamTrace, down: dict[str, str]) -> list[str]:
+    """Needed members no agent ever called or heard from (and not down): work the team never handed out."""
+    seen = {c.call.callee for c in trace.calls} | {c.call.caller for c in trace.calls}
+    return [m for m in members if m in needs and m not in seen and m not in down]
+
+
+def _efficiency(trace: TeamTrace, down: dict[str, str], unasked: list[str]) -> Part:
+    weight = PROCESS_WEIGHTS["efficiency"]
     calls = trace.team_calls
-    if not calls:
-        return Part(
-            value=1.0, formula="1: the agents sent each other no messages", weight=PROCESS_WEIGHTS["efficiency"]
-        )
+    if not calls and not down and not unasked:
+        return Part(value=1.0, formula="1: the agents sent each other no messages", weight=weight)
     useful = [c for c in calls if c.useful]
     duplicates = [c for c in calls if c.duplicate_of is not None]
     late = [c for c in calls if c.late]
     relayed = [c for c in calls if c.relay and c.work]
     failed = [c for c in calls if not c.ok]
-    value = len(useful) / len(calls)
+    slots = len(calls) + len(down) + len(unasked)
+    value = len(useful) / slots
     total_bytes = sum(c.call.request_bytes + c.call.response_bytes for c in calls)
     figures: dict[str, float | int] = {
         "messages": len(calls),
@@ -228,6 +366,8 @@ def _efficiency(trace: TeamTrace) -> Part:
         "late": len(late),
         "relay_hops": len(relayed),
         "failed": len(failed),
+        "down_members": len(down),
+        "unasked_members": len(unasked),
         "bytes": total_bytes,
     }
     if useful:
@@ -252,14 +392,27 @@ def _efficiency(trace: TeamTrace) -> Part:
         behind += relayed
     if failed:
         evidence.append(f"{len(failed)} failed call(s) did no useful work (see robustness)")
+    if down:
+        fired.append("members_down")
+        evidence.append(f"work that could not be given to members that were down: {_names(down)}")
+    if unasked:
+        fired.append("work_not_given")
+        evidence.append(f"work never given to members the team needed: {_names(unasked)} (see participation)")
+    unverified = [c for c in calls if c.work and not c.late and not c.relay and c.server is None]
+    if unverified:
+        evidence.append(f"{len(unverified)} call(s) whose callee's spans never arrived (see robustness)")
+    formula = (
+        f"{len(useful)} useful / ({len(calls)} messages + {len(down)} members down + {len(unasked)} needed members"
+        f" never asked) = {value:.3f}"
+    )
     return Part(
         value=value,
-        weight=PROCESS_WEIGHTS["efficiency"],
-        formula=f"{len(useful)} useful / {len(calls)} messages = {value:.3f}",
+        weight=weight,
+        formula=formula,
         figures=figures,
         fired=fired,
         evidence=evidence,
-        agents=sorted({c.call.caller for c in behind}),
+        agents=sorted({c.call.caller for c in behind} | set(down) | set(unasked)),
         calls=_ids(sorted(behind, key=_order)),
     )
 
@@ -272,8 +425,10 @@ def _order(c: TeamCall) -> tuple[int, str]:
     return c.span.start_time_unix_nano, c.id
 
 
-def _serialised(trace: TeamTrace, requests: Iterable[str]) -> tuple[int, float, list[TeamCall]]:
-    """Work calls of these requests, how far each was run after one it could have run beside, and those calls.
+def _serialised(trace: TeamTrace, requests: Iterable[str]) -> tuple[int, float, list[TeamCall], float]:
+    """Work calls of these requests, their serialisation, the calls behind it, and the judgements' confidence.
+
+    The confidence is the mean over the pairs compared (0 for a pair whose dependency could not be told).
 
     A call's serialisation is the largest :func:`~coordbench.evals.evidence.serialisation`
     with any call of the same request that started before it and that it does not depend
@@ -282,6 +437,7 @@ def _serialised(trace: TeamTrace, requests: Iterable[str]) -> tuple[int, float, 
     """
     count, serial = 0, 0.0
     behind: list[TeamCall] = []
+    trust, judged = 0.0, 0
     relayed = trace.relay_requests
     for request in requests:
         if request in relayed:
@@ -291,34 +447,45 @@ def _serialised(trace: TeamTrace, requests: Iterable[str]) -> tuple[int, float, 
             count += 1
             worst = 0.0
             for a in reversed(work[max(0, i - COMPARED) : i]):  # the latest first: one after another shows at once
-                s = serialisation(a, b)
-                if s is not None and s > worst:
-                    worst = s
+                value, confidence = serialisation(a, b)
+                trust += confidence
+                judged += 1
+                if value is not None and value > worst:
+                    worst = value
                     if worst >= 1.0:
                         break
             serial += worst
             if worst > 0:
                 behind.append(b)
-    return count, serial, sorted(behind, key=_order)
+    return count, serial, sorted(behind, key=_order), (trust / judged if judged else 1.0)
 
 
 def _parallelism(trace: TeamTrace) -> Part:
     weight = PROCESS_WEIGHTS["parallelism"]
-    count, serial, behind = _serialised(trace, sorted(trace.by_request))
-    if serial == 0:
-        formula = "1: no call waited for one it could have run beside"
-        return Part(value=1.0, weight=weight, formula=formula, figures={"calls": count, "serialisation": 0.0})
-    value = 1.0 - serial / count
+    count, serial, behind, confidence = _serialised(trace, sorted(trace.by_request))
+    share = serial / count if count else 0.0
+    value = 1.0 - _floored(share)
+    figures: dict[str, float | int] = {"calls": count, "serialisation": serial}
+    if value >= 1.0:
+        formula = (
+            f"1: no call waited for one it could have run beside (serialisation {share:.3f}, within the "
+            f"{NOISE_FLOOR} noise floor)"
+            if serial
+            else "1: no call waited for one it could have run beside"
+        )
+        return Part(value=1.0, weight=weight, confidence=confidence, formula=formula, figures=figures)
     callers = Counter(c.call.caller for c in behind)
     return Part(
         value=value,
         weight=weight,
-        formula=f"1 - {serial:.3f} serialised / {count} calls = {value:.3f}",
-        figures={"calls": count, "serialisation": serial},
+        confidence=confidence,
+        formula=f"1 - max(0, {serial:.3f} serialised / {count} calls - {NOISE_FLOOR}) / {1 - NOISE_FLOOR:g}"
+        f" = {value:.3f}",
+        figures=figures,
         fired=["serialised_work"],
         evidence=[
-            f"calls that waited for others they did not depend on (serialisation {serial:.2f} over {count} calls), "
-            "made by: " + _counted(callers)
+            f"calls that waited for others they did not depend on (serialisation {serial:.2f} over {count} calls): "
+            + ", ".join(f"{caller} ran {n} call(s) one after another" for caller, n in sorted(callers.items()))
         ],
         agents=sorted(callers),
         calls=_ids(behind),
@@ -351,14 +518,14 @@ def _union(intervals: list[tuple[int, int]]) -> int:
 
 
 def _makespan(work: list[TeamCall]) -> int:
-    """The shortest time the work calls could take: the longest chain of calls that depend on each other."""
+    """The shortest time the work calls could take: the longest chain of calls that (may) depend on each other."""
     chains: list[int] = []
     for i, b in enumerate(work):
         first = max(0, i - COMPARED)
         before = [
             chains[first + j]
             for j, a in enumerate(work[first:i])
-            if b.span.start_time_unix_nano >= a.span.end_time_unix_nano and depends_on(b, a)
+            if b.span.start_time_unix_nano >= a.span.end_time_unix_nano and depends_on(b, a).value is not False
         ]
         chains.append(b.span.end_time_unix_nano - b.span.start_time_unix_nano + max(before, default=0))
     return max(chains, default=0)
@@ -406,8 +573,9 @@ def _queueing(trace: TeamTrace, hub: str) -> tuple[int, float, list[TeamCall]]:
 
 def _bottleneck(trace: TeamTrace, hubs: list[str]) -> Part:
     weight = PROCESS_WEIGHTS["bottleneck"]
-    if not hubs:
-        return Part(value=1.0, weight=weight, formula="1: no agent delegated to or served two or more agents")
+    delegators = {c.call.caller for c in trace.team_calls if c.work} - trace.hosts
+    if not hubs and not delegators:
+        return Part(value=1.0, weight=weight, formula="1: no agent delegated work or served two or more agents")
     failed_all = [c for c in trace.calls if not c.ok]
     worst, worst_hub = 0.0, ""
     fired: set[str] = set()
@@ -415,22 +583,20 @@ def _bottleneck(trace: TeamTrace, hubs: list[str]) -> Part:
     agents: set[str] = set()
     behind: list[TeamCall] = []
     figures: dict[str, float | int] = {}
-    for hub in hubs:
+    for hub in sorted(set(hubs) | delegators):
         penalties: list[float] = []
-        requests = trace.requests_of(hub)
-        calls, serial, serial_calls = _serialised(trace, [r.span_id for r in requests])
-        if serial > 0:
-            penalties.append(serial / calls)
-            fired.add("hub_serialises")
-            evidence.append(f"{hub} ran independent calls one after another (serialisation {serial:.2f} of {calls})")
-            behind += serial_calls
-        queued_pairs, queued, queued_calls = _queueing(trace, hub)
-        if queued > 0:
-            penalties.append(queued)
+        queued_pairs, queued, queued_calls = _queueing(trace, hub) if hub in hubs else (0, 0.0, [])
+        if hub in hubs:
+            figures[f"{hub}.queued"] = queued
+        if _floored(queued) > 0:
+            penalties.append(_floored(queued))
             fired.add("requests_queue")
-            evidence.append(f"concurrent requests queued on {hub} ({queued:.2f} over {queued_pairs} pairs)")
+            evidence.append(
+                f"concurrent requests queued on {hub} ({queued:.2f} over {queued_pairs} pairs, beyond the "
+                f"{NOISE_FLOOR} noise floor)"
+            )
             behind += queued_calls
-        share, own_ns = _dominance(trace, requests)
+        share, own_ns = _dominance(trace, trace.requests_of(hub))
         figures[f"{hub}.own_share"] = share
         if share > DOMINANCE_THRESHOLD:
             penalties.append((share - DOMINANCE_THRESHOLD) / (1 - DOMINANCE_THRESHOLD))
@@ -440,7 +606,7 @@ def _bottleneck(trace: TeamTrace, hubs: list[str]) -> Part:
             )
         into = [c for c in trace.calls if c.call.callee == hub and (not c.ok or c.duplicate_of is None)]
         failed_into = [c for c in into if not c.ok]
-        if len(failed_into) >= 2:
+        if hub in hubs and len(failed_into) >= 2:
             penalties.append(len(failed_into) / len(into))
             fired.add("failures_concentrate")
             evidence.append(
@@ -454,9 +620,9 @@ def _bottleneck(trace: TeamTrace, hubs: list[str]) -> Part:
         if penalty > worst:
             worst, worst_hub = penalty, hub
     value = 1.0 - min(1.0, worst)
-    formula = f"1 - {worst:.3f} (worst hub: {worst_hub})" if worst_hub else "1: no hub limited the team"
+    formula = f"1 - {worst:.3f} (worst: {worst_hub})" if worst_hub else "1: no agent held the team up"
     if not evidence:
-        evidence.append(f"hub(s) {_names(hubs)}: no evidence that they limited the team")
+        evidence.append(f"{_names(set(hubs) | delegators)}: no evidence that they held the team up")
     return Part(
         value=value,
         weight=weight,
@@ -475,14 +641,21 @@ def _robustness(trace: TeamTrace, ctx: EvalContext) -> Part:
     failed = [c for c in counted if not c.ok]
     unverified = [c for c in counted if c.ok and c.server is None]
     orphans = trace.orphan_servers
-    slots = len(counted) + len(orphans)
-    bad = len(failed) + len(unverified) + len(orphans)
+    down = ctx.unreachable
+    slots = len(counted) + len(orphans) + len(down)
+    bad = len(failed) + len(unverified) + len(orphans) + len(down)
     base = 1.0 - bad / slots if slots else 1.0
     # the store's verdict when it tracked the trace (it knows which spans are still open); else the tree's
     incomplete = not ctx.completeness.complete if ctx.completeness is not None else bool(ctx.tree.orphans)
     value = base * (INCOMPLETE_FACTOR if incomplete else 1.0)
     fired: list[str] = []
     evidence: list[str] = []
+    if down:
+        fired.append("members_down")
+        evidence.append(
+            f"{len(down)} member(s) could not be reached: "
+            + "; ".join(f"{m} ({why})" for m, why in sorted(down.items()))
+        )
     if failed:
         fired.append("failed_calls")
         kinds = Counter(f"{c.call.caller} → {c.call.callee} ({_why(c)})" for c in failed)
@@ -504,7 +677,9 @@ def _robustness(trace: TeamTrace, ctx: EvalContext) -> Part:
     if incomplete:
         fired.append("incomplete_trace")
         evidence.append("the trace was incomplete when evaluated")
-    formula = f"1 - ({len(failed)} failed + {len(unverified) + len(orphans)} unverified) / {slots} calls"
+    formula = (
+        f"1 - ({len(failed)} failed + {len(unverified) + len(orphans)} unverified + {len(down)} down) / {slots} calls"
+    )
     if incomplete:
         formula += f", * {INCOMPLETE_FACTOR} (incomplete)"
     behind = failed + unverified
@@ -516,12 +691,13 @@ def _robustness(trace: TeamTrace, ctx: EvalContext) -> Part:
             "calls": slots,
             "failed": len(failed),
             "unverified": len(unverified) + len(orphans),
+            "down": len(down),
             "retries": len(retries),
             "incomplete": int(incomplete),
         },
         fired=fired,
         evidence=evidence,
-        agents=sorted({c.call.callee for c in behind}),
+        agents=sorted({c.call.callee for c in behind} | set(down)),
         calls=_ids(sorted(behind, key=_order)),
     )
 
@@ -541,22 +717,167 @@ def _propagated(failed: TeamCall, trace: TeamTrace) -> bool:
     return request.status_code is StatusCode.ERROR or any(not c.ok for c in answered)
 
 
+class _Content:
+    """What the messages' content shows: echoes, uptake, repetition (each judged call with its confidence)."""
+
+    def __init__(self) -> None:
+        self.echoes: list[TeamCall] = []
+        self.leaves = 0
+        self.ignored: list[TeamCall] = []
+        self.delegating = 0
+        self.repeats: list[TeamCall] = []
+        self.answers = 0
+        self.trust: list[float] = []
+
+
+def _added(c: TeamCall) -> tuple[float, float] | None:
+    """The share of an answer's word trigrams not in its request, and the confidence of that figure."""
+    reply, request = c.call.response_text, c.call.request_text
+    if reply is not None and request is not None:
+        words = tokens(reply)
+        grams = {tuple(words[i : i + 3]) for i in range(len(words) - 2)} or {tuple(words)}
+        asked_words = tokens(request)
+        asked = {tuple(asked_words[i : i + 3]) for i in range(len(asked_words) - 2)} or {tuple(asked_words)}
+        return (len(grams - asked) / len(grams), 1.0) if words else None
+    printed, asked_print = c.call.response_fingerprint, c.call.request_fingerprint
+    if printed and asked_print is not None:
+        inside = containment(printed, asked_print)
+        if inside is not None and inside.sample >= MIN_SAMPLE:
+            return 1.0 - inside.value, FINGERPRINT_CONFIDENCE
+    return None
+
+
+def _content(trace: TeamTrace) -> _Content:
+    found = _Content()
+    answered = [c for c in trace.team_calls if c.work and c.server is not None and not c.relay]
+    by_agent: dict[str, list[TeamCall]] = defaultdict(list)
+    for c in sorted(answered, key=_order):
+        assert c.server is not None  # noqa: S101 - filtered above
+        below = [d for d in trace.by_request.get(c.server.span_id, []) if d.work]
+        if below:  # delegating work: does its answer carry what its callees told it?
+            judged = [
+                carried(d.call.response_text, d.call.response_fingerprint, into_text=c.call.response_text,
+                        into_print=c.call.response_fingerprint, asked_text=d.call.request_text,
+                        asked_print=d.call.request_fingerprint, threshold=UPTAKE)
+                for d in below
+            ]  # fmt: skip
+            known = [j for j in judged if j.value is not None]
+            if known:
+                found.delegating += 1
+                found.trust.append(min(j.confidence for j in known))
+                if not any(j.value for j in known):
+                    found.ignored.append(c)
+        else:  # leaf work: does its answer add to what it was asked?
+            added = _added(c)
+            if added is not None:
+                found.leaves += 1
+                found.trust.append(added[1])
+                if added[0] < ECHO_NOVELTY:
+                    found.echoes.append(c)
+        earlier = by_agent[c.call.callee]
+        repeated = _repeats(c, earlier)
+        if repeated is not None:
+            found.answers += 1
+            found.trust.append(repeated[1])
+            if repeated[0]:
+                found.repeats.append(c)
+        earlier.append(c)
+    return found
+
+
+def _repeats(c: TeamCall, earlier: list[TeamCall]) -> tuple[bool, float] | None:
+    """Whether an answer is mostly the agent's own earlier answer to another request (and the confidence)."""
+    if not earlier:
+        return None
+    reply = c.call.response_text
+    if reply is not None and all(e.call.response_text is not None for e in earlier):
+        words = tokens(reply)
+        grams = {tuple(words[i : i + 3]) for i in range(len(words) - 2)}
+        if not grams:
+            return None
+        before: set[tuple[str, ...]] = set()
+        for e in earlier:
+            w = tokens(e.call.response_text or "")
+            before |= {tuple(w[i : i + 3]) for i in range(len(w) - 2)}
+        return len(grams & before) / len(grams) >= REPEAT, 1.0
+    printed = c.call.response_fingerprint
+    prints = [e.call.response_fingerprint for e in earlier if e.call.response_fingerprint]
+    if printed and prints:
+        best = max((containment(printed, p) for p in prints), key=lambda e: -1 if e is None else e.value, default=None)
+        if best is not None and best.sample >= MIN_SAMPLE:
+            return best.value >= REPEAT, FINGERPRINT_CONFIDENCE
+    return None
+
+
 def _information(trace: TeamTrace) -> Part:
     weight = PROCESS_WEIGHTS["information_flow"]
     hops = [c for c in trace.calls if c.delegated and c.ok]
-    if not hops:
-        return Part(value=1.0, weight=weight, formula="1: no agent passed work on to another")
     relays = [c for c in hops if c.relay]
-    value = 1.0 - len(relays) / len(hops)
+    content = _content(trace)
+    measures: dict[str, float] = {}
+    fired: list[str] = []
+    evidence: list[str] = []
+    agents: set[str] = set()
+    behind: list[TeamCall] = []
+    if hops:
+        measures["relays"] = 1.0 - len(relays) / len(hops)
+        if relays:
+            fired.append("relays_add_nothing")
+            evidence.append(f"passed work on and added nothing: {_names(c.call.callee for c in relays)}")
+            agents |= {c.call.callee for c in relays}
+            behind += relays
+    if content.leaves:
+        measures["added"] = 1.0 - len(content.echoes) / content.leaves
+        if content.echoes:
+            fired.append("echoes")
+            evidence.append(
+                f"answers that only echoed what they were asked (under {ECHO_NOVELTY:.0%} new): "
+                f"{_names(c.call.callee for c in content.echoes)}"
+            )
+            agents |= {c.call.callee for c in content.echoes}
+            behind += content.echoes
+    if content.delegating:
+        measures["uptake"] = 1.0 - len(content.ignored) / content.delegating
+        if content.ignored:
+            fired.append("ignores_inputs")
+            evidence.append(
+                f"answers that carried none of what the agents' callees told them: "
+                f"{_names(c.call.callee for c in content.ignored)}"
+            )
+            agents |= {c.call.callee for c in content.ignored}
+            behind += content.ignored
+    if content.answers:
+        measures["repetition"] = 1.0 - len(content.repeats) / content.answers
+        if content.repeats:
+            fired.append("repeats_itself")
+            repeaters = _names(c.call.callee for c in content.repeats)
+            evidence.append(f"answers that repeated the agent's own earlier answers: {repeaters}")
+            agents |= {c.call.callee for c in content.repeats}
+            behind += content.repeats
+    if not measures:
+        return Part(value=1.0, weight=weight, confidence=0.5 if not hops else 1.0,
+                    formula="1: no agent passed work on, and no message content or fingerprint to read")  # fmt: skip
+    value = sum(measures.values()) / len(measures)
+    confidence = min(content.trust) if content.trust else 0.5  # relays alone: content unread
+    formula = "mean(" + ", ".join(f"{k} {v:.3f}" for k, v in sorted(measures.items())) + f") = {value:.3f}"
     return Part(
         value=value,
         weight=weight,
-        formula=f"1 - {len(relays)} relay hops / {len(hops)} delegating hops = {value:.3f}",
-        figures={"delegating_hops": len(hops), "relay_hops": len(relays)},
-        fired=["relays_add_nothing"] if relays else [],
-        evidence=[f"passed work on and added nothing: {_names(c.call.callee for c in relays)}"] if relays else [],
-        agents=sorted({c.call.callee for c in relays}),
-        calls=_ids(relays),
+        confidence=confidence,
+        formula=formula,
+        figures={
+            "delegating_hops": len(hops),
+            "relay_hops": len(relays),
+            "leaf_answers": content.leaves,
+            "echoes": len(content.echoes),
+            "delegating_answers": content.delegating,
+            "ignored_inputs": len(content.ignored),
+            "repeated_answers": len(content.repeats),
+        },
+        fired=fired,
+        evidence=evidence,
+        agents=sorted(agents),
+        calls=_ids(sorted({c.id: c for c in behind}.values(), key=_order)),
     )
 
 
@@ -574,56 +895,62 @@ def assess_coordination(ctx: EvalContext) -> CoordinationResult:
     trace = TeamTrace.build(ctx.tree, ctx.hosts)
     members = _members(ctx)
     hubs = _hubs(trace)
+    needs = _needs(ctx, trace, members)
     parts: dict[str, Part] = {
         "outcome": _outcome(ctx),
-        "participation": _participation(trace, members),
-        "efficiency": _efficiency(trace),
+        "participation": _participation(trace, members, needs),
+        "efficiency": _efficiency(trace, ctx.unreachable, _unasked(needs, members, trace, ctx.unreachable)),
         "parallelism": _parallelism(trace),
         "bottleneck": _bottleneck(trace, hubs),
         "robustness": _robustness(trace, ctx),
         "information_flow": _information(trace),
     }
-    process = sum(PROCESS_WEIGHTS[name] * (parts[name].value or 0.0) for name in PROCESS_WEIGHTS)
+    quality = sum(PROCESS_WEIGHTS[name] * (parts[name].value or 0.0) for name in PROCESS_WEIGHTS)
+    confidence = sum(PROCESS_WEIGHTS[name] * parts[name].confidence for name in PROCESS_WEIGHTS)
     outcome = parts["outcome"].value
     outcome_factor = 1.0 if outcome is None else OUTCOME_FLOOR + (1 - OUTCOME_FLOOR) * outcome
-    participation = parts["participation"].value or 0.0
-    quality = participation * process
     score = outcome_factor * quality
 
     losses: list[tuple[float, str, str]] = []
     if outcome is not None and outcome < 1:
         losses.append((quality * (1 - outcome_factor), "outcome", parts["outcome"].evidence[0]))
-    if participation < 1:
-        losses.append(
-            (outcome_factor * process * (1 - participation), "participation", parts["participation"].evidence[0])
-        )
     for name, weight in PROCESS_WEIGHTS.items():
         part = parts[name]
         if part.fired:
-            loss = outcome_factor * participation * weight * (1 - (part.value or 0.0))
-            losses.append((loss, name, part.evidence[0]))
+            loss = outcome_factor * weight * (1 - (part.value or 0.0))
+            losses.extend((loss, name, text) for text in part.evidence[:2])
     losses.sort(key=lambda item: (-item[0], item[1]))
-    strengths: list[str] = []
-    if outcome == 1.0:
-        strengths.append("the team answered the task")
-    for name, text in _STRENGTHS.items():
-        part = parts[name]
-        if part.value == 1.0 and not part.fired and not part.formula.startswith("1: no"):
-            strengths.append(text)
-    if hubs and not parts["bottleneck"].fired and not parts["outcome"].fired:
-        strengths.append(f"hub {_names(hubs)} coordinated without limiting the team")
     return CoordinationResult(
         score=score,
+        answer_quality=outcome,
         coordination_quality=quality,
         outcome_factor=outcome_factor,
-        process=process,
+        confidence=confidence,
         parts=parts,
         hubs=hubs,
         members=members,
         fired=[f"{name}.{f}" for name, part in parts.items() for f in part.fired],
-        strengths=strengths,
-        weaknesses=[text for _, _, text in losses],
+        strengths=_strengths(parts, trace, hubs),
+        weaknesses=list(dict.fromkeys(text for _, _, text in losses)),
     )
+
+
+def _strengths(parts: dict[str, Part], trace: TeamTrace, hubs: list[str]) -> list[str]:
+    """What went well, said only of parts at full marks with something to judge (never beside a fault it denies)."""
+    strengths: list[str] = []
+    if parts["outcome"].value == 1.0:
+        strengths.append("the team answered the task")
+    relays_anywhere = any(c.relay for c in trace.calls)
+    for name, text in _STRENGTHS.items():
+        part = parts[name]
+        if part.value != 1.0 or part.fired or part.formula.startswith("1: no"):
+            continue
+        if name == "efficiency" and relays_anywhere:
+            continue  # a relay on the host's own call is no waste between agents, but the claim would read as denial
+        strengths.append(text)
+    if hubs and not parts["bottleneck"].fired and not parts["outcome"].fired:
+        strengths.append(f"hub {_names(hubs)} coordinated without holding the team up")
+    return strengths
 
 
 class CoordinationEvaluator(Evaluator):

@@ -17,11 +17,15 @@ from spans, never from the agents:
   captured text, it forwarded the very message it received (same digest). An agent that asks
   several agents and combines their answers is coordinating, not relaying;
 - **dependent**: a call made after another finished that carries what the other one
-  returned (a pipeline step), so the two could not have run side by side. With captured text:
-  at least :data:`DEPENDENCY_CONTAINMENT` of the word trigrams the earlier reply added (those
-  not already in its own request) appear in the later request. Without text: the later
-  request is at least half the size of the earlier response (it could carry it); when the
-  sizes are unknown, the benefit of the doubt (dependent).
+  returned (a pipeline step), so the two could not have run side by side. At least
+  :data:`DEPENDENCY_CONTAINMENT` of the word trigrams the earlier reply added (those not
+  already in its own request) appear in the later request: counted exactly on captured text,
+  estimated on the messages' fingerprints (:mod:`coordbench.sketch`, recorded by default)
+  when the text was not captured. When neither tells (no text, no fingerprint, or too small a
+  sample), the dependency is *unknown*: the calls are given the benefit of the doubt (not
+  counted as serialised work), and the parts that rest on it report a lower confidence.
+  Message sizes never decide it: an answer's envelope (task, history, artifacts) can weigh ten
+  times its text, and a later request may carry a summary of it.
 
 Everything is ordered by start time, then span id, so the same spans give the same facts.
 """
@@ -36,17 +40,22 @@ from dataclasses import dataclass, field
 from coordbench import semconv
 from coordbench.evals.calls import Call, calls_of
 from coordbench.evals.textsim import tokens
+from coordbench.sketch import containment, novelty
 from coordbench.spans import SpanData
 from coordbench.spantree import SpanTree, is_agent_call, is_agent_server_span
 
 __all__ = [
     "COMPARED",
     "DEPENDENCY_CONTAINMENT",
+    "FINGERPRINT_CONFIDENCE",
+    "MIN_SAMPLE",
     "OVERLAP_SLACK",
     "RELAY_NOVELTY",
+    "Judged",
     "TeamCall",
     "TeamTrace",
     "apart",
+    "carried",
     "depends_on",
     "interval",
     "serialisation",
@@ -54,8 +63,17 @@ __all__ = [
 
 DEPENDENCY_CONTAINMENT = 0.25
 """Share of an earlier reply's new trigrams a later request must carry to depend on it."""
-OVERLAP_SLACK = 0.1
-"""Share of the shorter call two calls may run apart and still count as side by side (start-up jitter)."""
+OVERLAP_SLACK = 0.2
+"""Share of the shorter call two calls may run apart and still count as side by side.
+
+Calls launched together never start at the same instant, and on a busy machine (other work
+on the cores) the second may start well after the first: a fifth of the shorter call is
+forgiven as jitter. Measured: a team run beside two CPU-bound processes started its parallel
+calls up to 12% of their length apart (``docs/scoring.md``)."""
+MIN_SAMPLE = 4
+"""Sampled hashes an estimate from fingerprints needs before it decides anything."""
+FINGERPRINT_CONFIDENCE = 0.85
+"""How far a judgement from fingerprints is trusted, against 1 for one from captured text."""
 COMPARED = 256
 """A call is compared with at most this many calls started just before it (bounds the work on huge fan-outs)."""
 RELAY_NOVELTY = 0.1
@@ -240,6 +258,12 @@ def _is_relay(c: TeamCall, below: Sequence[TeamCall]) -> bool:
             return False
         known = {w for text in answers for w in tokens(text)}
         return len(words - known) / len(words) < RELAY_NOVELTY
+    printed = c.call.response_fingerprint
+    prints = [d.call.response_fingerprint for d in below if d.call.response_fingerprint]
+    if printed and prints:
+        added = novelty(printed, prints)
+        if added is not None and added.sample >= MIN_SAMPLE:
+            return added.value < RELAY_NOVELTY
     incoming = c.call.digest or (c.server.attribute_str(semconv.A2A_MESSAGE_DIGEST) if c.server is not None else None)
     return len(below) == 1 and incoming is not None and below[0].call.digest == incoming
 
@@ -253,21 +277,56 @@ def _trigrams(text: str) -> frozenset[tuple[str, ...]]:
     return frozenset(tuple(words[i : i + 3]) for i in range(len(words) - 2))
 
 
-def depends_on(later: TeamCall, earlier: TeamCall) -> bool:
-    """Whether ``later`` carries what ``earlier`` returned (see the module docstring).
+class Judged:
+    """A yes/no judgement and how far it can be trusted: 1 (captured text), 0.85 (fingerprints), 0 (unknown)."""
+
+    __slots__ = ("confidence", "value")
+
+    def __init__(self, value: bool | None, confidence: float) -> None:
+        self.value = value
+        self.confidence = confidence
+
+    def __repr__(self) -> str:
+        return f"Judged({self.value}, {self.confidence})"
+
+
+UNKNOWN = Judged(None, 0.0)
+
+
+def carried(text: str | None, reply_print: tuple[int, ...] | None, *, into_text: str | None,
+            into_print: tuple[int, ...] | None, asked_text: str | None, asked_print: tuple[int, ...] | None,
+            threshold: float) -> Judged:  # fmt: skip
+    """Whether at least ``threshold`` of what a reply added (beyond what it was asked) shows up in a later message.
+
+    Counted on captured text when both texts are there, else estimated on fingerprints; unknown otherwise.
+    """
+    if text is not None and into_text is not None:
+        added = _trigrams(text) - _trigrams(asked_text or "")
+        if not added:
+            return Judged(False, 1.0)  # the reply brought nothing new that could be carried on
+        return Judged(len(added & _trigrams(into_text)) / len(added) >= threshold, 1.0)
+    if reply_print is not None and into_print is not None:
+        estimate = containment(reply_print, into_print, minus=asked_print or ())
+        if estimate is not None and estimate.sample >= MIN_SAMPLE:
+            return Judged(estimate.value >= threshold, FINGERPRINT_CONFIDENCE)
+    return UNKNOWN
+
+
+def depends_on(later: TeamCall, earlier: TeamCall) -> Judged:
+    """Whether ``later`` carries what ``earlier`` returned (see the module docstring); ``value=None``: unknown.
 
     Only meaningful when ``later`` started after ``earlier`` ended.
     """
-    reply, request = earlier.call.response_text, later.call.request_text
-    if reply is not None and request is not None:
-        added = _trigrams(reply) - _trigrams(earlier.call.request_text or "")
-        if not added:
-            return False  # the earlier reply brought nothing new that could be carried on
-        carried = added & _trigrams(request)
-        return len(carried) / len(added) >= DEPENDENCY_CONTAINMENT
-    if earlier.call.response_bytes <= 0 or later.call.request_bytes <= 0:
-        return True  # nothing to tell by: the benefit of the doubt
-    return later.call.request_bytes >= 0.5 * earlier.call.response_bytes
+    e, lt = earlier.call, later.call
+    return carried(
+        e.response_text,
+        e.response_fingerprint,
+        into_text=lt.request_text,
+        into_print=lt.request_fingerprint,
+        asked_text=e.request_text,
+        asked_print=e.request_fingerprint,
+        threshold=DEPENDENCY_CONTAINMENT,
+    )
 
 
 def interval(c: TeamCall, *, server_side: bool) -> tuple[int, int]:
@@ -276,25 +335,31 @@ def interval(c: TeamCall, *, server_side: bool) -> tuple[int, int]:
     return span.start_time_unix_nano, span.end_time_unix_nano
 
 
-def serialisation(a: TeamCall, b: TeamCall) -> float | None:
+def serialisation(a: TeamCall, b: TeamCall) -> tuple[float | None, float]:
     """How far two calls of one request that could have run side by side were run one after another.
 
-    ``None`` when they could not (``b`` started after ``a`` ended and depends on it, or the other
-    way round). Otherwise :func:`apart` of their intervals, on the callees' SERVER spans when
-    both arrived (so a callee that queued concurrent requests shows as serial), else on the
-    CLIENT spans: 0 for calls that (nearly) fully overlap, 1 for calls one after another.
+    Returns ``(value, confidence)``. ``value`` is ``None`` when they could not have run side by
+    side (``b`` started after ``a`` ended and depends on it, or the other way round), or when
+    that cannot be told (the benefit of the doubt; ``confidence`` 0). Otherwise :func:`apart`
+    of their intervals, on the callees' SERVER spans when both arrived (so a callee that queued
+    concurrent requests shows as serial), else on the CLIENT spans: 0 for calls that (nearly)
+    fully overlap, 1 for calls one after another.
 
     Example:
-        Calls 0-10 ms and 5-20 ms overlap 5 ms of the shorter's 10: ``(0.5 - 0.1) / 0.9``.
+        Calls 0-10 ms and 5-20 ms overlap 5 ms of the shorter's 10: ``(0.5 - 0.2) / 0.8``.
     """
     if (b.span.start_time_unix_nano, b.id) < (a.span.start_time_unix_nano, a.id):
         a, b = b, a
-    if b.span.start_time_unix_nano >= a.span.end_time_unix_nano and depends_on(b, a):
-        return None
+    confidence = 1.0
+    if b.span.start_time_unix_nano >= a.span.end_time_unix_nano:
+        judged = depends_on(b, a)
+        if judged.value is None or judged.value:
+            return None, judged.confidence
+        confidence = judged.confidence
     server_side = a.server is not None and b.server is not None
     a0, a1 = interval(a, server_side=server_side)
     b0, b1 = interval(b, server_side=server_side)
-    return apart(a1 - a0, b1 - b0, max(0, min(a1, b1) - max(a0, b0)))
+    return apart(a1 - a0, b1 - b0, max(0, min(a1, b1) - max(a0, b0))), confidence
 
 
 def apart(first: int, second: int, overlap: int) -> float:
@@ -306,7 +371,7 @@ def apart(first: int, second: int, overlap: int) -> float:
 
     Example:
         >>> apart(10, 10, 10), apart(10, 10, 0), round(apart(10, 20, 5), 4)
-        (0.0, 1.0, 0.4444)
+        (0.0, 1.0, 0.375)
     """
     shorter = min(first, second)
     if shorter <= 0:

@@ -5,7 +5,9 @@ OpenAI-compatible endpoint (``AGENTBEATS_LLM_API_KEY``, ``AGENTBEATS_LLM_BASE_UR
 ``AGENTBEATS_LLM_MODEL``) at temperature 0 and validates the answer against
 :data:`~coordbench.evals.judge_prompt.JUDGMENT_SCHEMA`. No key, an unreachable endpoint, a
 timeout, an HTTP error, an answer that is not JSON or breaks the schema: the rule-based
-judge answers instead, the result says ``judge="rules"`` and why, and a warning is logged.
+judge answers instead, the result says ``judge="rules"`` and why, and a warning is logged. The
+rule-based judgment is reported (strengths, weaknesses, reasoning) but does not count in the overall
+score: it is the coordination score in words.
 """
 
 from __future__ import annotations
@@ -81,8 +83,8 @@ def _items(items: list[str]) -> list[str]:
 def rule_judgment(ctx: EvalContext, *, reason: str | None = None, injections: list[str] | None = None) -> JudgeResult:
     """The rule-based judgment: the coordination score's parts, read as a judge would word them.
 
-    ``overall_score`` is the coordination score and ``coordination_quality`` its
-    ``participation * process`` (:mod:`coordbench.evals.coordination`); the strengths and
+    ``overall_score`` is the coordination score and ``coordination_quality`` its coordination
+    quality (:mod:`coordbench.evals.coordination`); the strengths and
     weaknesses are the ones the parts generated (largest loss first), so they can never
     contradict the figures. Uses the coordination evaluator's result when it ran, else
     computes it.
@@ -201,5 +203,12 @@ class LLMJudgeEvaluator(Evaluator):
         return rule_judgment(ctx, reason=reason, injections=injections)
 
     def score(self, result: Any, ctx: EvalContext) -> float | None:
-        """The judgment's overall score."""
-        return result.overall_score if isinstance(result, JudgeResult) else None
+        """The model's overall score; ``None`` when no model answered.
+
+        The rule-based judge reads the coordination score back: counting it would count that
+        score twice. So the judge drops out and the other weights renormalise; the result says
+        why (``fallback_reason``) and the summary says the judge did not count.
+        """
+        if not isinstance(result, JudgeResult) or result.judge != "llm":
+            return None
+        return result.overall_score

@@ -14,20 +14,11 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
+from coordbench.sketch import tokens  # one tokenizer for similarity and fingerprints
+
 __all__ = ["cosine", "rouge_l", "tfidf_vectors", "tokens"]
 
-_TFIDF_TOKEN = re.compile(r"(?u)\b\w\w+\b")
 _ROUGE_TOKEN = re.compile(r"[a-z0-9]+")
-
-
-def tokens(text: str) -> list[str]:
-    """TF-IDF tokens: lower case, two or more word characters.
-
-    Example:
-        >>> tokens("The cat, a cat!")
-        ['the', 'cat', 'cat']
-    """
-    return _TFIDF_TOKEN.findall(text.lower())
 
 
 def tfidf_vectors(documents: Sequence[str]) -> list[dict[str, float]]:

@@ -142,8 +142,9 @@ class Assessment:
                 names = await self._participant_names(messenger)  # card fetches belong to the assessment
                 context = root.span.get_span_context()
                 trace_id, root_id = format(context.trace_id, "032x"), format(context.span_id, "016x")
-                for index, scenario in enumerate(scenarios, start=1):
-                    await self.progress(f"scenario {index}/{len(scenarios)}: {scenario.id} ({_mode(scenario)})")
+                runs = config.runs(scenarios)
+                for index, (scenario, repeat) in enumerate(runs, start=1):
+                    await self.progress(f"scenario {index}/{len(runs)}: {scenario.id} ({_mode(scenario)})")
                     scenario_started = time.monotonic()
                     try:
                         if scenario.live:
@@ -160,7 +161,9 @@ class Assessment:
                             error=f"{type(exc).__name__}: {exc}",
                             expected_label=scenario.label,
                         )
-                    report = report.model_copy(update={"duration_s": time.monotonic() - scenario_started})
+                    report = report.model_copy(
+                        update={"duration_s": time.monotonic() - scenario_started, "repeat": repeat}
+                    )
                     reports.append(report)
                     score = report.evaluation.score.overall if report.evaluation else 0.0
                     await self.progress(f"scenario {scenario.id}: {report.status}, score {score:.2f}")

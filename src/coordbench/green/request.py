@@ -108,6 +108,9 @@ class AssessmentConfig(BaseModel):
             assessor's environment only: a request must not redirect the key elsewhere).
         shard_index, num_shards, num_instances: AgentBeats sharding: this run assesses the
             scenarios whose position ``i`` has ``i % num_shards == shard_index``.
+        repeats: Runs of each live scenario (1-20). With more than one, run ``k`` is reported as
+            scenario ``<id>#<k>`` and the results give each scenario's mean score and spread
+            (leaderboards compare teams run on different machines, at different times).
         team: A name for the team assessed (letters, digits, ``.``, ``_``, ``-``): the assessor
             writes this assessment's results and report as ``results/<team>-<id>.json`` and
             ``reports/<team>-<id>.html`` (default: the entry participant's role).
@@ -134,6 +137,7 @@ class AssessmentConfig(BaseModel):
     num_shards: int = Field(default=1, ge=1, le=10_000)
     num_instances: int | None = Field(default=None, ge=1)
     team: str | None = Field(default=None, pattern=r"^[A-Za-z0-9._-]{1,64}$")
+    repeats: int = Field(default=1, ge=1, le=20)
 
     @model_validator(mode="before")
     @classmethod
@@ -164,6 +168,21 @@ class AssessmentConfig(BaseModel):
             if duplicates:
                 raise ValueError(f"scenario ids must be unique; repeated: {', '.join(duplicates)}")
         return self
+
+    def runs(self, scenarios: list[ScenarioConfig]) -> list[tuple[ScenarioConfig, int | None]]:
+        """Each scenario as run: a live one ``repeats`` times (``<id>#<k>``, with ``k``), the others once.
+
+        ``#`` is not allowed in a scenario id, so a run's id never collides with a scenario's.
+        """
+        if self.repeats == 1:
+            return [(s, None) for s in scenarios]
+        runs: list[tuple[ScenarioConfig, int | None]] = []
+        for scenario in scenarios:
+            if not scenario.live:
+                runs.append((scenario, None))
+                continue
+            runs += [(scenario.model_copy(update={"id": f"{scenario.id}#{k}"}), k) for k in range(1, self.repeats + 1)]
+        return runs
 
     def all_scenarios(self) -> list[ScenarioConfig]:
         """Every scenario this config runs (before sharding), in order: its own or the bundled ones."""

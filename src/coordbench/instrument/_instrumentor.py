@@ -57,6 +57,11 @@ class A2AInstrumentor(BaseInstrumentor):
             LLM judge and text evaluator read it. Default: the
             ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` variable, else off, since
             messages may hold personal data.
+        fingerprints: Record a fingerprint of each sent and received message's text on client
+            spans (``a2a.request.fingerprint``, ``a2a.response.fingerprint``: 48 integers each,
+            hashes of word trigrams, never the text; :mod:`coordbench.sketch`) and its size in
+            characters, from which the evaluators tell whether a message carries an earlier
+            answer. Default: on, unless ``COORDBENCH_FINGERPRINTS=false``.
     """
 
     _wrapped: list[tuple[Any, str]]
@@ -81,6 +86,10 @@ class A2AInstrumentor(BaseInstrumentor):
         if capture is None:
             capture = os.environ.get(semconv.CAPTURE_CONTENT_ENV, "").strip().lower() in {"1", "true", "yes"}
         STATE.capture_content = bool(capture)
+        fingerprints = kwargs.get("fingerprints")
+        if fingerprints is None:
+            fingerprints = os.environ.get(semconv.FINGERPRINTS_ENV, "").strip().lower() not in {"0", "false", "no"}
+        STATE.fingerprints = bool(fingerprints)
         if kwargs.get("suppress_sdk_spans", True):
             suppress_sdk_spans()
         self._wrapped = []
@@ -104,4 +113,5 @@ class A2AInstrumentor(BaseInstrumentor):
         STATE.tracer = None
         STATE.request_extensions = ()
         STATE.capture_content = False
+        STATE.fingerprints = True
         STATE.propagate_in_metadata = True

@@ -13,10 +13,13 @@ from coordbench.instrument import _payload
 from coordbench.instrument._errors import record_error
 from coordbench.instrument._internal import internal_error
 from coordbench.instrument._state import STATE
+from coordbench.sketch import FINGERPRINT_TEXT_LIMIT, fingerprint
 
 __all__ = ["CallRecord", "TracedCall", "aclose", "await_through", "stream_through"]
 
 _FAILED = TaskState.TASK_STATE_FAILED  # read once: each ``TaskState.X`` is a Python-level ``__getattr__``
+_KEPT_TEXT = max(FINGERPRINT_TEXT_LIMIT, _payload.CONTENT_LIMIT)
+"""Characters of an answer's text kept while it arrives: enough to record it and fingerprint it."""
 
 
 class CallRecord:
@@ -37,6 +40,7 @@ class CallRecord:
         "state",
         "streaming",
         "task_id",
+        "text_chars_out",
         "texts_out",
     )
 
@@ -55,6 +59,7 @@ class CallRecord:
         self.failed = False
         self.done = False
         self.texts_out: list[str] | None = None
+        self.text_chars_out = 0
 
     def request_name(self, request: Any, wire: str, agent: str) -> str:
         """Learn the ids the request carries; returns the span name."""
@@ -78,10 +83,13 @@ class CallRecord:
             attrs[semconv.A2A_MESSAGE_DIGEST] = digest
             attrs[semconv.A2A_REQUEST_SIZE] = request.ByteSize()
             attrs[semconv.GEN_AI_USAGE_INPUT_TOKENS] = _payload.estimate_tokens(chars)
-            if STATE.capture_content and self.captures_content:
-                attrs[semconv.GEN_AI_INPUT_MESSAGES] = _payload.recorded_messages(
-                    "user", [_payload.parts_text(message.parts)]
-                )
+            if self.captures_content and (STATE.capture_content or STATE.fingerprints):
+                text = _payload.parts_text(message.parts)
+                if STATE.capture_content:
+                    attrs[semconv.GEN_AI_INPUT_MESSAGES] = _payload.recorded_messages("user", [text])
+                if STATE.fingerprints:
+                    attrs[semconv.A2A_REQUEST_FINGERPRINT] = fingerprint(text)
+                    attrs[semconv.A2A_REQUEST_TEXT_CHARS] = len(text)
                 self.texts_out = []
         return attrs
 
@@ -122,20 +130,25 @@ class CallRecord:
         return _payload.ends_stream(self.state, snapshot=isinstance(event, Task))
 
     def _capture(self, event: Any) -> None:
-        """Keep the text of a response event (content capture is on)."""
+        """Keep the text of a response event (content capture or fingerprints are on), up to a bound."""
         texts = self.texts_out
         assert texts is not None  # noqa: S101 - only called when capturing
+        found: list[str] = []
         if isinstance(event, Task):
-            texts.extend(_payload.parts_text(a.parts) for a in event.artifacts)
+            found.extend(_payload.parts_text(a.parts) for a in event.artifacts)
             if event.status.HasField("message"):
-                texts.append(_payload.parts_text(event.status.message.parts))
+                found.append(_payload.parts_text(event.status.message.parts))
         elif isinstance(event, TaskStatusUpdateEvent):
             if event.status.HasField("message"):
-                texts.append(_payload.parts_text(event.status.message.parts))
+                found.append(_payload.parts_text(event.status.message.parts))
         elif isinstance(event, Message):
-            texts.append(_payload.parts_text(event.parts))
+            found.append(_payload.parts_text(event.parts))
         elif isinstance(event, TaskArtifactUpdateEvent):
-            texts.append(_payload.parts_text(event.artifact.parts))
+            found.append(_payload.parts_text(event.artifact.parts))
+        for text in found:
+            if self.text_chars_out < _KEPT_TEXT:  # what is kept is bounded; what is counted is not
+                texts.append(text[: _KEPT_TEXT - self.text_chars_out])
+            self.text_chars_out += len(text)
 
     def fail(self, span: Span, exc: BaseException) -> None:
         """Record ``exc`` as the call's failure."""
@@ -162,9 +175,12 @@ class CallRecord:
             attrs[semconv.GEN_AI_USAGE_OUTPUT_TOKENS] = _payload.estimate_tokens(self.chars_out)
             attrs[semconv.A2A_USAGE_ESTIMATED] = True
             if self.texts_out is not None:
-                attrs[semconv.GEN_AI_OUTPUT_MESSAGES] = _payload.recorded_messages(
-                    "assistant", [t for t in self.texts_out if t]
-                )
+                kept = [t for t in self.texts_out if t]
+                if STATE.capture_content:
+                    attrs[semconv.GEN_AI_OUTPUT_MESSAGES] = _payload.recorded_messages("assistant", kept)
+                if STATE.fingerprints:
+                    attrs[semconv.A2A_RESPONSE_FINGERPRINT] = fingerprint("\n".join(kept))
+                    attrs[semconv.A2A_RESPONSE_TEXT_CHARS] = self.text_chars_out
         if not self.failed and self.state == _FAILED:
             attrs[semconv.ERROR_TYPE] = semconv.ERROR_TASK_FAILED
             span.set_status(Status(StatusCode.ERROR, "the agent reported the task as failed"))

@@ -24,6 +24,8 @@ class InstrumentationState:
     propagate_in_metadata: bool = True
     capture_content: bool = False
     """Record message text on client spans (``gen_ai.input.messages``/``gen_ai.output.messages``)."""
+    fingerprints: bool = True
+    """Record message fingerprints and text sizes on client spans (:mod:`coordbench.sketch`)."""
 
 
 STATE = InstrumentationState()

@@ -50,11 +50,14 @@ def _graph(results: Mapping[str, Any], title: str) -> Markup:
     if not graph:
         return Markup('<p class="sub">no graph (the graph evaluator did not run)</p>')
     detections = cast("dict[str, Any]", graph.get("detections") or {})
+    coordination = cast("dict[str, Any]", results.get("coordination") or {})
+    bottleneck = cast("dict[str, Any]", cast("dict[str, Any]", coordination.get("parts") or {}).get("bottleneck") or {})
     return agent_graph_svg(
         cast("list[dict[str, Any]]", graph.get("agents") or []),
         cast("list[dict[str, Any]]", graph.get("edges") or []),
         bottlenecks=cast("list[str]", detections.get("bottleneck_agents") or []),
         isolated=cast("list[str]", detections.get("isolated_agents") or []),
+        limited=[str(a) for a in cast("list[Any]", bottleneck.get("agents") or [])],
         title=title,
     )
 
@@ -93,16 +96,25 @@ def _coordination(coordination: Mapping[str, Any]) -> dict[str, Any] | None:
         return None
     parts = cast("dict[str, dict[str, Any]]", coordination.get("parts") or {})
     ordered = [n for n in _PART_ORDER if n in parts] + sorted(set(parts) - set(_PART_ORDER))
+    weighted = [
+        {"name": name, "value": parts[name].get("value"), "weight": parts[name].get("weight")}
+        for name in ordered
+        if isinstance(parts[name].get("weight"), int | float)
+    ]
     return {
         "score": coordination.get("score"),
+        "answer_quality": coordination.get("answer_quality"),
+        "coordination_quality": coordination.get("coordination_quality"),
         "outcome_factor": coordination.get("outcome_factor"),
-        "process": coordination.get("process"),
+        "confidence": coordination.get("confidence"),
+        "weighted": weighted,
         "hubs": [str(h) for h in cast("list[Any]", coordination.get("hubs") or [])],
         "parts": [
             {
                 "name": name,
                 "value": parts[name].get("value"),
                 "weight": parts[name].get("weight"),
+                "confidence": parts[name].get("confidence"),
                 "formula": str(parts[name].get("formula", "")),
                 "fired": ", ".join(str(f) for f in cast("list[Any]", parts[name].get("fired") or [])),
                 "evidence": [str(e) for e in cast("list[Any]", parts[name].get("evidence") or [])],
@@ -152,6 +164,8 @@ def _scenario(entry: Mapping[str, Any], spans: Sequence[SpanData] | None) -> dic
         "id": str(entry["id"]),
         "passed": bool(entry.get("passed")),
         "score": entry.get("score"),
+        "answer_quality": entry.get("answer_quality"),
+        "coordination_quality": entry.get("coordination_quality"),
         "mode": str(entry.get("mode")),
         "status": str(entry.get("status")),
         "error": str(entry["error"]) if entry.get("error") else None,
@@ -181,6 +195,8 @@ def render_report(document: Mapping[str, Any], spans: Mapping[str, Sequence[Span
             {
                 "assessment_id": str(row.get("assessment_id")),
                 "score": row.get("score"),
+                "rewards": cast("dict[str, Any]", row.get("task_rewards") or {}),
+                "spread": sorted(cast("dict[str, Any]", detail.get("spread") or {}).items()),
                 "max_score": row.get("max_score"),
                 "pass_rate": row.get("pass_rate"),
                 "scenarios_passed": row.get("scenarios_passed"),
@@ -212,11 +228,17 @@ def render_comparison(items: Sequence[tuple[str, Mapping[str, Any], str]]) -> st
         first = entries[0] if entries else {}
         results = cast("dict[str, Any]", first.get("results") or {})
         graph = cast("dict[str, Any]", results.get("graph") or {})
+        rewards = cast("dict[str, Any]", row.get("task_rewards") or {})
         teams.append(
             {
                 "title": title,
                 "link": _safe_link(link),
                 "score": row.get("score"),
+                "answer": rewards.get("answer_quality"),
+                "coordination": rewards.get("coordination_quality"),
+                "passed": row.get("scenarios_passed"),
+                "scenarios": row.get("scenarios"),
+                "weaknesses": [str(w) for w in cast("list[Any]", detail.get("weaknesses") or [])][:3],
                 "topology": str(graph.get("topology")),
                 "label": str(graph.get("label")),
                 "graph_svg": _graph(results, title),

@@ -23,7 +23,9 @@ from coordbench.spantree import SpanTree
 __all__ = ["agent_graph_svg", "waterfall_svg"]
 
 _W, _H, _PAD = 560, 380, 60
-_COLOURS = {"agent": "#3b6ea8", "host": "#7a7a7a", "bottleneck": "#c0392b", "isolated": "#bbbbbb"}
+_COLOURS = {"agent": "#3b6ea8", "host": "#7a7a7a", "limited": "#c0392b", "isolated": "#bbbbbb"}
+_FLAG_RING = "#e69a00"
+"""The outline of an agent the PRD's rules flag as a bottleneck: a description of the shape, not a fault."""
 
 
 def _positions(names: Sequence[str], edges: Sequence[tuple[str, str]]) -> dict[str, tuple[float, float]]:
@@ -64,6 +66,9 @@ class _Node:
     colour: str
     dashed: bool
     load: int
+    ring: str
+    ring_width: float
+    note: str
 
 
 @dataclass(frozen=True)
@@ -86,6 +91,7 @@ def agent_graph_svg(
     *,
     bottlenecks: Sequence[str] = (),
     isolated: Sequence[str] = (),
+    limited: Sequence[str] = (),
     title: str = "",
 ) -> Markup:
     """The agent graph: node size = load (requests served + calls made), edge width = calls.
@@ -93,8 +99,11 @@ def agent_graph_svg(
     Args:
         agents: ``GraphMetrics.agents`` entries (``name``, ``role``, ``requests``, ``calls``).
         edges: ``GraphMetrics.edges`` entries (``caller``, ``callee``, ``count``, ``errors``).
-        bottlenecks: Agents flagged as bottlenecks (drawn red).
+        bottlenecks: Agents the PRD's rules flag as bottlenecks (high betweenness): a description
+            of the shape, drawn as an amber ring, never as a fault.
         isolated: Agents flagged as isolated (drawn grey, dashed).
+        limited: Agents the coordination score judged to have held the team up (its bottleneck
+            part's evidence): drawn red.
         title: Accessible title.
 
     Returns:
@@ -134,14 +143,33 @@ def agent_graph_svg(
     nodes: list[_Node] = []
     for name in names:
         x, y = position[name]
-        kind = "bottleneck" if name in bottlenecks else "isolated" if name in isolated else roles[name]
+        kind = "limited" if name in limited else "isolated" if name in isolated else roles[name]
+        flagged = name in bottlenecks
+        notes = [
+            {"limited": "held the team up (judged)", "isolated": "isolated"}.get(kind, kind),
+            *(["flagged bottleneck (the PRD's rule: described, not scored)"] if flagged else []),
+        ]
         nodes.append(
-            _Node(name, x, y, radius[name], kind, _COLOURS.get(kind, _COLOURS["agent"]), name in isolated, load[name])
+            _Node(
+                name,
+                x,
+                y,
+                radius[name],
+                kind,
+                _COLOURS.get(kind, _COLOURS["agent"]),
+                name in isolated,
+                load[name],
+                _FLAG_RING if flagged else "#222",
+                3.5 if flagged else 1.0,
+                "; ".join(notes),
+            )
         )
     legend = [
-        {"colour": _COLOURS[kind], "text": text}
-        for kind, text in (("agent", "agent"), ("host", "host (assessor)"), ("bottleneck", "bottleneck"),
-                           ("isolated", "isolated"))
+        {"colour": _COLOURS[kind], "ring": ring, "text": text}
+        for kind, ring, text in (("agent", "#222", "agent"), ("host", "#222", "host (assessor)"),
+                                 ("limited", "#222", "held the team up (judged)"),
+                                 ("agent", _FLAG_RING, "flagged bottleneck (described)"),
+                                 ("isolated", "#222", "isolated"))
     ]  # fmt: skip
     return render(
         "graph.svg.j2",
