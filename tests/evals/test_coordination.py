@@ -147,11 +147,10 @@ def test_concurrent_requests_from_different_callers_queue_on_a_hub() -> None:
     result = coordination(spans, ("A", "B", "C", "D"))
     assert result.hubs == ["A", "D"]
     bottleneck = result.parts["bottleneck"]
-    assert "requests_queue" in bottleneck.fired and "D" in bottleneck.agents
+    assert bottleneck.fired == ["requests_queue"] and bottleneck.agents == ["D"]
     assert bottleneck.value == 0.0  # one pair of concurrent requests, fully serialised
-    # B, which delegated, also spent 36 of its 56 ms in its own work around its 20 ms call: 0.64 of it
+    # B, which delegated, spent 36 of its 56 ms in its own work around its 20 ms call: described only
     assert bottleneck.figures["B.own_share"] == pytest.approx(36 / 56)
-    assert bottleneck.agents == ["B", "D"] and "hub_dominates" in bottleneck.fired
 
 
 def test_a_relay_is_found_from_its_digest_when_no_text_was_captured() -> None:
@@ -166,16 +165,19 @@ def test_a_relay_is_found_from_its_digest_when_no_text_was_captured() -> None:
     assert result.parts["participation"].agents == ["A"]  # A added nothing: not a contribution
 
 
-def test_a_hub_whose_own_time_dominates_limits_the_team() -> None:
-    """A works 80 ms of its 98 ms itself around two 9 ms calls side by side: 80 / (80 + 9) of the work."""
+def test_a_hub_whose_own_time_dominates_is_described_not_scored() -> None:
+    """A works 89 ms of its 98 ms itself around two 9 ms calls side by side: reported, not penalised.
+
+    An agent's own time is its own processing (a model's answer, a framework's overhead), and it
+    moves with the machine's load (docs/scoring.md): it is no evidence of coordinating badly.
+    """
     spans = host_root(100)
     spans += call("A", "B", 10, sid(3), 40, 49, request="b", reply="b done")
     spans += call("A", "C", 20, sid(3), 40, 49, request="c", reply="c done")
     result = coordination(spans)
     share = (98 - 9) / (98 - 9 + 9)
     assert result.parts["bottleneck"].figures["A.own_share"] == pytest.approx(share)
-    assert parts(result)["bottleneck"] == pytest.approx(1 - (share - 0.6) / 0.4)
-    assert result.parts["bottleneck"].fired == ["hub_dominates"]
+    assert parts(result)["bottleneck"] == 1.0 and result.parts["bottleneck"].fired == []
 
 
 def test_calls_answered_through_http_spans_are_matched() -> None:

@@ -130,8 +130,7 @@ async def test_live_assessment_end_to_end(
     # the coordination score, part by part: everyone contributed, no message wasted or failed, the
     # trace complete; the coordinator asked worker-b only after worker-a had answered, though
     # worker-b's request carries nothing of that answer: serialisation 1 over its 2 calls, so
-    # parallelism 1 - (1/2 - 0.05) / 0.95 = 10/19; bottleneck 1 unless the coordinator's own time,
-    # which depends on the machine, passed 0.6 of its work
+    # parallelism 1 - (1/2 - 0.05) / 0.95 = 10/19; no hub held the team up
     coordination = scenario["results"]["coordination"]
     parts = {name: part["value"] for name, part in coordination["parts"].items()}
     assert parts["participation"] == parts["efficiency"] == parts["robustness"] == 1
@@ -140,10 +139,10 @@ async def test_live_assessment_end_to_end(
     assert coordination["parts"]["information_flow"]["agents"] == ["worker-a", "worker-b"]
     assert parts["parallelism"] == pytest.approx(10 / 19)
     assert coordination["parts"]["parallelism"]["agents"] == ["coordinator"]
-    share = coordination["parts"]["bottleneck"]["figures"]["coordinator.own_share"]
-    assert parts["bottleneck"] == pytest.approx(1 - max(0.0, (share - 0.6) / 0.4))
+    assert parts["bottleneck"] == 1  # the coordinator's own time is machine-dependent: described only
+    assert 0 < coordination["parts"]["bottleneck"]["figures"]["coordinator.own_share"] < 1
     answer = 0.5 + 0.5 * min(1.0, text["reference_similarity"] / 0.4)  # the text evaluator's figure
-    quality = 0.22 + 0.18 + 0.14 * 10 / 19 + 0.10 * parts["bottleneck"] + 0.16 + 0.20 * 0.5
+    quality = 0.22 + 0.18 + 0.14 * 10 / 19 + 0.10 + 0.16 + 0.20 * 0.5
     overall = (0.4 + 0.6 * answer) * quality
     judge = scenario["results"]["llm_judge"]
     assert judge["judge"] == "rules" and "AGENTBEATS_LLM_API_KEY" in judge["fallback_reason"]

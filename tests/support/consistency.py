@@ -3,7 +3,8 @@
 :func:`contradictions` reads a ``results.json`` row and the HTML report rendered from it, and
 lists every sentence or drawing that disagrees with a number: the formula line whose figures do
 not give the score, a strength that denies evidence that fired, a weakness no fired part gave,
-a node drawn as holding the team up that the bottleneck part does not name (or the reverse).
+a node drawn as holding the team up that neither the bottleneck nor the parallelism part names
+(or the reverse).
 """
 
 from __future__ import annotations
@@ -104,9 +105,9 @@ def contradictions(row: dict[str, Any], html: str) -> list[str]:
             for evidence in parts[name]["evidence"]:
                 if any(words in evidence for words in ("no evidence", "nothing to fault")):
                     found.append(f"{sid}: {name} fired yet says {evidence!r}")
-        # the picture: red (held the team up) exactly where the bottleneck part found a hub that did
+        # the picture: red (held the team up) exactly where the bottleneck or parallelism part found an agent that did
         drawn = {agent for agent, kind in page.nodes.get(sid, {}).items() if kind == "limited"}
-        judged = set(parts["bottleneck"]["agents"]) if "bottleneck" in fired else set()
+        judged = {a for name in ("bottleneck", "parallelism") if name in fired for a in parts[name]["agents"]}
         if drawn != judged:
             found.append(f"{sid}: drawn as holding the team up {sorted(drawn)}, judged {sorted(judged)}")
         if (

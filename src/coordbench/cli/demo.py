@@ -27,26 +27,28 @@ def _fmt(value: Any, digits: int = 2) -> str:
 
 
 def summary_table(run: DemoRun) -> Table:
-    """One row per team: shape, class, score (answer and coordination quality), graph figures, p95, spans."""
+    """One row per team: shape, class, score (answer and coordination quality), the PRD's flags, p95, completeness.
+
+    ``flagged`` lists the agents the PRD's rule flags as bottlenecks (high betweenness): a
+    description of the shape, not a judgement (the report shows density, centralisation and the
+    rest).
+    """
     teams = f"{len(run.teams)} team{'s' if len(run.teams) != 1 else ''}"
     table = Table(title=f"coordbench demo: {teams} assessed in {run.seconds:.1f} s")
-    for column in ("team", "topology", "class", "score", "answer", "coordination", "passed", "density",
-                   "centralisation", "bottleneck", "isolated", "p95 ms", "spans", "complete"):  # fmt: skip
+    for column in ("team", "topology", "class", "score", "answer", "coordination", "passed", "flagged",
+                   "isolated", "p95 ms", "complete"):  # fmt: skip
         table.add_column(column, justify="right" if column not in ("team", "topology", "class") else "left")
     for team in run.teams:
         row = team.row
         detail = cast("dict[str, Any]", row.get("detail") or {})
-        scenarios = cast("list[dict[str, Any]]", detail.get("scenarios") or [])
         graph = cast("dict[str, Any]", detail.get("graph_metrics") or {})
         detections = cast("dict[str, Any]", graph.get("detections") or {})
-        metrics = cast("dict[str, Any]", graph.get("metrics") or {})
         latency = cast("dict[str, Any]", detail.get("latency_metrics") or {})
         calls = cast("dict[str, Any]", latency.get("calls") or {})
-        spans = sum(int(cast("dict[str, Any]", s.get("completeness") or {}).get("span_count", 0)) for s in scenarios)
         completeness = cast("dict[str, Any]", detail.get("trace_completeness") or {})
         rewards = cast("dict[str, Any]", row.get("task_rewards") or {})
         if not row:
-            table.add_row(team.shape, *(["-"] * 12), team.error or team.state)
+            table.add_row(team.shape, *(["-"] * 9), team.error or team.state)
             continue
         table.add_row(
             team.shape,
@@ -56,12 +58,9 @@ def summary_table(run: DemoRun) -> Table:
             _fmt(rewards.get("answer_quality")),
             _fmt(rewards.get("coordination_quality")),
             f"{int(row.get('scenarios_passed', 0))}/{int(row.get('scenarios', 0))}",
-            _fmt(metrics.get("density")),
-            _fmt(metrics.get("degree_centralisation")),
             ", ".join(detections.get("bottleneck_agents") or []) or "-",
             ", ".join(detections.get("isolated_agents") or []) or "-",
             _fmt(calls.get("p95_ms"), 0),
-            str(spans),
             f"{int(completeness.get('complete_scenarios', 0))}/{int(completeness.get('live_scenarios', 0))}",
         )
     return table

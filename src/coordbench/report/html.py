@@ -32,7 +32,8 @@ h1{font-size:1.5em;margin-bottom:4px} h2{border-bottom:2px solid #3b6ea8;padding
 h3{margin-top:22px} .sub{color:#666} table{border-collapse:collapse;margin:8px 0 16px}
 td,th{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top;font-size:0.92em}
 th{background:#f3f5f8} .num{text-align:right;font-variant-numeric:tabular-nums}
-.fired{color:#c0392b;font-weight:600} .ok{color:#2e7d32} .badge{display:inline-block;padding:2px 8px;
+.fired{color:#c0392b;font-weight:600}
+.flag{color:#a86f00;font-style:italic} .ok{color:#2e7d32} .badge{display:inline-block;padding:2px 8px;
 border-radius:10px;background:#eef2f7;margin-right:6px} .pass{background:#e3f3e5} .fail{background:#fbe3e0}
 svg text{font-size:11px;fill:#222} svg .label{font-family:monospace;font-size:10px} .grid{display:flex;
 flex-wrap:wrap;gap:16px} .card{border:1px solid #ddd;border-radius:6px;padding:8px} ul{margin:4px 0}
@@ -45,19 +46,25 @@ def _page(title: str, body: Markup) -> str:
     return str(render("page.html.j2", title=title, css=Markup(_CSS), body=body, version=__version__))  # noqa: S704 - our constant
 
 
+_HELD_UP = ("bottleneck", "parallelism")
+"""Parts whose agents held the team up: drawn red in the graph (queued, dominated, failed, or serialised work)."""
+
+
 def _graph(results: Mapping[str, Any], title: str) -> Markup:
     graph = cast("dict[str, Any]", results.get("graph") or {})
     if not graph:
         return Markup('<p class="sub">no graph (the graph evaluator did not run)</p>')
     detections = cast("dict[str, Any]", graph.get("detections") or {})
     coordination = cast("dict[str, Any]", results.get("coordination") or {})
-    bottleneck = cast("dict[str, Any]", cast("dict[str, Any]", coordination.get("parts") or {}).get("bottleneck") or {})
+    parts = cast("dict[str, dict[str, Any]]", coordination.get("parts") or {})
+    fired = [parts[name] for name in _HELD_UP if name in parts and parts[name].get("fired")]
+    limited = sorted({str(a) for part in fired for a in cast("list[Any]", part.get("agents") or [])})
     return agent_graph_svg(
         cast("list[dict[str, Any]]", graph.get("agents") or []),
         cast("list[dict[str, Any]]", graph.get("edges") or []),
         bottlenecks=cast("list[str]", detections.get("bottleneck_agents") or []),
         isolated=cast("list[str]", detections.get("isolated_agents") or []),
-        limited=[str(a) for a in cast("list[Any]", bottleneck.get("agents") or [])],
+        limited=limited,
         title=title,
     )
 

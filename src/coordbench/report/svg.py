@@ -22,7 +22,9 @@ from coordbench.spantree import SpanTree
 
 __all__ = ["agent_graph_svg", "waterfall_svg"]
 
-_W, _H, _PAD = 560, 380, 60
+_W, _H, _PAD = 560, 400, 60
+_LEGEND = 30
+"""Room under the legend's three rows before the topmost node."""
 _COLOURS = {"agent": "#3b6ea8", "host": "#7a7a7a", "limited": "#c0392b", "isolated": "#bbbbbb"}
 _FLAG_RING = "#e69a00"
 """The outline of an agent the PRD's rules flag as a bottleneck: a description of the shape, not a fault."""
@@ -50,7 +52,7 @@ def _positions(names: Sequence[str], edges: Sequence[tuple[str, str]]) -> dict[s
 
     def scale(point: Any) -> tuple[float, float]:
         x = _PAD + (float(point[0]) - min(xs)) / span_x * (_W - 2 * _PAD)
-        y = _PAD + (max(ys) - float(point[1])) / span_y * (_H - 2 * _PAD)
+        y = _PAD + _LEGEND + (max(ys) - float(point[1])) / span_y * (_H - 2 * _PAD - _LEGEND)
         return round(x, 2), round(y, 2)
 
     return {name: scale(placed[name]) for name in sorted(placed)}
@@ -102,8 +104,8 @@ def agent_graph_svg(
         bottlenecks: Agents the PRD's rules flag as bottlenecks (high betweenness): a description
             of the shape, drawn as an amber ring, never as a fault.
         isolated: Agents flagged as isolated (drawn grey, dashed).
-        limited: Agents the coordination score judged to have held the team up (its bottleneck
-            part's evidence): drawn red.
+        limited: Agents the coordination score judged to have held the team up (the agents its
+            bottleneck part names, and those its parallelism part found serialising work): drawn red.
         title: Accessible title.
 
     Returns:
