@@ -43,12 +43,27 @@ class LLMBackend:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> LLMBackend | None:
-        """The backend ``PURPLE_LLM_*`` configure, or ``None`` (rules only)."""
+        """The backend ``PURPLE_LLM_*`` configure, or ``None`` (rules only).
+
+        ``PURPLE_LLM_BASE_URL`` and ``PURPLE_LLM_API_KEY`` turn it on; ``PURPLE_LLM_MODEL``
+        (default ``gpt-4o-mini``) and ``PURPLE_LLM_TIMEOUT`` (seconds per call, default 60: a
+        local server with one slot answers a team's calls one at a time) tune it.
+
+        Raises:
+            ValueError: If ``PURPLE_LLM_TIMEOUT`` is not a number of seconds in (0, 86400].
+        """
         env = os.environ if env is None else env
         base_url, key = env.get("PURPLE_LLM_BASE_URL", "").strip(), env.get("PURPLE_LLM_API_KEY", "").strip()
         if not base_url or not key:
             return None
-        return cls(base_url, key, env.get("PURPLE_LLM_MODEL", "").strip() or "gpt-4o-mini")
+        timeout = env.get("PURPLE_LLM_TIMEOUT", "").strip()
+        try:
+            seconds = float(timeout) if timeout else 60.0
+        except ValueError:
+            raise ValueError(f"PURPLE_LLM_TIMEOUT must be a number of seconds, not {timeout!r}") from None
+        if not 0 < seconds <= 86_400:
+            raise ValueError(f"PURPLE_LLM_TIMEOUT must be between 0 and 86400 seconds, not {timeout!r}")
+        return cls(base_url, key, env.get("PURPLE_LLM_MODEL", "").strip() or "gpt-4o-mini", timeout=seconds)
 
     async def contribute(self, role: str, name: str, work: Work) -> str | None:
         """The model's contribution, or ``None`` after logging why it could not give one."""
