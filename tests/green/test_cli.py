@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -104,6 +105,24 @@ def test_green_assess_and_evaluate(
         as_results = run("evaluate", str(trace_file), "--config", str(out), env=env)
         assert as_results.returncode == 0, as_results.stderr
         assert as_results.stdout == replay.stdout
+
+        # the report, rebuilt: from results.json without spans (and it says so), with them from
+        # --receiver; from the stored trace alone, naming the agents it saw and the time it took
+        page = tmp_path / "report.html"
+        bare = run("report", str(out), "--output", str(page), env=env)
+        assert bare.returncode == 0, bare.stderr
+        assert "waterfalls are left out: give --receiver" in " ".join(bare.stderr.split())
+        assert "spans not available here" in page.read_text()
+        drawn = run("report", str(out), "--receiver", url, "--output", str(page), env=env)
+        assert drawn.returncode == 0 and "left out" not in drawn.stderr
+        assert "spans not available here" not in page.read_text() and "<h3>Spans</h3>" in page.read_text()
+        traced = run("report", "--trace-id", entry["trace_id"], "--receiver", url, "--output", str(page), env=env)
+        assert traced.returncode == 0, traced.stderr
+        text = page.read_text()
+        participants = text.split("Participants:", 1)[1].split("</p>", 1)[0]
+        assert "coordinator" in participants and "worker" in participants and "seen in the trace" in participants
+        took = re.search(r'data-field="time-used"><span data-value="([^"]+)"', text)
+        assert took is not None and float(took.group(1)) > 0  # the trace's own span of time, not "0 s"
 
 
 def test_embedded_assess_with_the_endpoint_in_the_shell_keeps_its_spans_to_itself(

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -171,6 +175,20 @@ def test_command_lines_that_cannot_run_exit_2_before_tau2_starts(
     assert message in " ".join(capsys.readouterr().err.split())
 
 
+def test_without_the_simulated_users_key_one_line_says_what_is_missing(
+    start_mock_agent: StartMockAgent, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It used to end in a 250-line litellm traceback after 32 s."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    agent = start_mock_agent()
+    code = main(["run", "--domain", "mock", "--agent", "a2a_agent", "--a2a-endpoint", agent.url,
+                 "--user-llm", "openai/gpt-4.1-mini", "--num-tasks", "1"])  # fmt: skip
+    assert code == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "--user-llm openai/gpt-4.1-mini) needs OPENAI_API_KEY, which is not set" in err
+    assert "--user scripted_user" in err and "Traceback" not in err
+
+
 def test_a2a_flags_with_another_agent_and_a_missing_card_are_refused(
     start_mock_agent: StartMockAgent, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -189,3 +207,26 @@ def test_run_help_shows_the_a2a_flags_before_tau2s_own(capsys: pytest.CaptureFix
     out = capsys.readouterr().out
     assert out.index("--a2a-endpoint URL") < out.index("usage: tau2 run")
     assert "a2a_agent" in out[out.index("usage: tau2 run") :]  # registered before tau2 built its parser
+
+
+def test_the_offline_path_of_the_readme_needs_no_key_and_no_network(
+    start_mock_agent: StartMockAgent, tmp_path: Path, subprocess_env: dict[str, str]
+) -> None:
+    """``--user scripted_user``: the command the README and ``coordbench tau2 --help`` give first, as a process."""
+    agent = start_mock_agent("good")
+    env = {k: v for k, v in subprocess_env.items() if "API_KEY" not in k and not k.startswith("OTEL_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "coordbench", "tau2", "run", "--domain", "mock", "--agent", "a2a_agent",
+         "--a2a-endpoint", agent.url, "--user", "scripted_user", "--num-tasks", "2",
+         "--results-dir", str(tmp_path), "--save-to", "offline"],
+        env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    results = json.loads((tmp_path / "offline.json").read_text())
+    rewards = [s["reward_info"]["reward"] for s in results["simulations"]]
+    assert len(rewards) == 2 and all(r == 1.0 for r in rewards), rewards
+    # the user asked for what its task says, then stopped once the agent had answered
+    first = results["simulations"][0]["messages"]
+    said = [m["content"] for m in first if m["role"] == "user"]
+    assert said[-1] == "###STOP###" and said[0] and said[0] != "###STOP###"
+    assert (tmp_path / "offline_a2a_metrics.json").exists()

@@ -2,43 +2,22 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
-AUTHOR_TEST = """
-from a2a.client import ClientConfig, create_client
-from a2a.helpers import new_text_message
-from a2a.server.agent_execution import AgentExecutor
-from a2a.types import Role, SendMessageRequest
-
-from coordbench.a2a import build_agent_card, create_a2a_app
-from coordbench.instrument import tool_step
-from coordbench.testing import LoopbackServer
+README = Path(__file__).parent.parent.parent / "README.md"
 
 
-class Greeter(AgentExecutor):
-    async def execute(self, context, event_queue):
-        with tool_step("format"):
-            text = f"hello {context.get_user_input()}"
-        await event_queue.enqueue_event(new_text_message(text, context_id=context.context_id))
-
-    async def cancel(self, context, event_queue):
-        pass
+def readme_test_file() -> str:
+    """The README's pytest example, as written."""
+    match = re.search(r"<!-- example:pytest -->\s*```python\n(.*?)```", README.read_text(), re.S)
+    assert match is not None, "README lost its pytest example"
+    return match.group(1)
 
 
-async def test_my_agent(a2a_instrumented):
-    app = lambda url: create_a2a_app(build_agent_card("greeter", url, description="greets"), Greeter())
-    with LoopbackServer(app) as url:
-        client = await create_client(url, client_config=ClientConfig(streaming=False))
-        request = SendMessageRequest(message=new_text_message("ada", role=Role.ROLE_USER))
-        replies = [event async for event in client.send_message(request)]
-        await client.close()
-    assert replies[0].message.parts[0].text == "hello ada"
-    spans = await a2a_instrumented.wait_for_async(lambda s: any(x.kind.name == "SERVER" for x in s))
-    tree = a2a_instrumented.tree()
-    assert tree.call_chains() == [("pytest", "greeter")]
-    server = tree.one(name="invoke_agent greeter", kind=2)
-    assert [c.name for c in tree.children(server)] == ["execute_tool format"]
-
+AUTHOR_TEST = readme_test_file() + """
 
 def test_fixtures_are_fresh_per_test(span_exporter, tracer_provider):
     assert span_exporter.spans() == []
@@ -49,6 +28,8 @@ def test_fixtures_are_fresh_per_test(span_exporter, tracer_provider):
 
 @pytest.mark.slow
 def test_plugin_serves_agent_authors(pytester: pytest.Pytester) -> None:
+    """The README's example, in a fresh directory outside the repository (pytester's), as its own pytest run."""
+    assert not str(pytester.path).startswith(str(README.parent))
     pytester.makepyfile(test_author=AUTHOR_TEST)
     pytester.makeini("[pytest]\nasyncio_mode = auto\n")
     result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")

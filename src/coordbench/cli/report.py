@@ -29,7 +29,11 @@ def _document(path: Path) -> dict[str, Any]:
 
 
 def _from_trace(spans: list[SpanData], trace_id: str) -> dict[str, Any]:
-    """A results document for a stored trace, re-evaluated (per scenario for an assessment's trace)."""
+    """A results document for a stored trace, re-evaluated (per scenario for an assessment's trace).
+
+    The participants are the agents the trace shows (no address is known: each is given as
+    ``seen in the trace``), and the time used is the trace's span from first start to last end.
+    """
     from coordbench.evals.replay import evaluate_spans
     from coordbench.results import AssessmentReport, ScenarioReport, agentbeats_results
 
@@ -38,15 +42,34 @@ def _from_trace(spans: list[SpanData], trace_id: str) -> dict[str, Any]:
         ScenarioReport(id=e.scenario, mode="live", status="evaluated", trace_id=trace_id, evaluation=e)
         for e in evaluations
     ]
-    report = AssessmentReport(assessment_id=trace_id, participants={}, scenarios=scenarios, time_used=0.0)
+    agents: set[str] = set()
+    for evaluation in evaluations:
+        graph = cast("dict[str, Any]", evaluation.results.get("graph") or {})
+        hosts = set(cast("list[str]", graph.get("hosts") or []))
+        agents |= {str(a["name"]) for a in cast("list[dict[str, Any]]", graph.get("agents") or [])} - hosts
+    took = (max(s.end_time_unix_nano for s in spans) - min(s.start_time_unix_nano for s in spans)) / 1e9 if spans else 0
+    report = AssessmentReport(
+        assessment_id=trace_id,
+        participants=dict.fromkeys(sorted(agents), "seen in the trace"),
+        scenarios=scenarios,
+        time_used=max(0.0, took),
+    )
     return agentbeats_results(report)
+
+
+DEFAULT_RECEIVER = "http://127.0.0.1:4318"
+"""Where ``--trace-id`` looks without ``--receiver`` (the receiver's default port, as ``evaluate``)."""
 
 
 def report(
     results: Annotated[Path | None, typer.Argument(help="A results.json written by the green or assess.")] = None,
     trace_id: Annotated[str | None, typer.Option(help="Re-evaluate this stored trace instead.")] = None,
     receiver: Annotated[
-        str | None, typer.Option(help="The receiver (or green) holding the traces: draws the span waterfalls.")
+        str | None,
+        typer.Option(
+            help="The receiver (or green) holding the traces: draws the span waterfalls "
+            f"[default with --trace-id: {DEFAULT_RECEIVER}; without it, no waterfalls]."
+        ),
     ] = None,
     token: Annotated[str | None, typer.Option(help="Bearer token for the receiver.")] = None,
     output: Annotated[Path, typer.Option(help="Where to write the HTML.")] = Path("report.html"),
@@ -61,8 +84,7 @@ def report(
         console.print("[red]error:[/red] give RESULTS_JSON or --trace-id (one of them)")
         raise typer.Exit(2)
     if trace_id is not None and receiver is None:
-        console.print("[red]error:[/red] --trace-id needs --receiver (where the trace is stored)")
-        raise typer.Exit(2)
+        receiver = DEFAULT_RECEIVER
     check_writable(output, "--output")
     spans: dict[str, list[SpanData]] = {}
     try:
@@ -82,4 +104,6 @@ def report(
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from exc
     write_text(output, render_report(document, spans or None))
+    if results is not None and receiver is None:
+        console.print("the span waterfalls are left out: give --receiver URL (where the traces are stored)")
     console.print(f"report written to {output}")

@@ -225,6 +225,18 @@ def _safe_link(link: str) -> str:
     return link if scheme in ("", "http", "https") else "#"
 
 
+def _flags(detections: Mapping[str, Any]) -> list[str]:
+    """The PRD's flags that fired, in words: they describe the shape (never a score)."""
+    flags: list[str] = []
+    if detections.get("bottleneck_agents"):
+        flags.append("bottleneck: " + ", ".join(str(a) for a in cast("list[Any]", detections["bottleneck_agents"])))
+    if detections.get("isolated_agents"):
+        flags.append("isolated: " + ", ".join(str(a) for a in cast("list[Any]", detections["isolated_agents"])))
+    if detections.get("over_centralised"):
+        flags.append("over-centralised")
+    return flags
+
+
 def render_comparison(items: Sequence[tuple[str, Mapping[str, Any], str]]) -> str:
     """Several assessments side by side: ``(title, results.json document, link to its report)`` each."""
     teams: list[dict[str, Any]] = []
@@ -247,6 +259,8 @@ def render_comparison(items: Sequence[tuple[str, Mapping[str, Any], str]]) -> st
                 "scenarios": row.get("scenarios"),
                 "weaknesses": [str(w) for w in cast("list[Any]", detail.get("weaknesses") or [])][:3],
                 "topology": str(graph.get("topology")),
+                "classification": str(graph.get("classification")),
+                "flags": _flags(cast("dict[str, Any]", graph.get("detections") or {})),
                 "label": str(graph.get("label")),
                 "graph_svg": _graph(results, title),
             }

@@ -213,7 +213,8 @@ def waterfall_svg(spans: Sequence[SpanData], *, width: int = 900, row: int = 16,
     total = max(1, end - start)
     label_w = 300
     plot = width - label_w - 10
-    height = row * (len(rows) + 2) + 20
+    top = 26  # the legend's row
+    height = top + row * (len(rows) + 2) + 20
 
     def x(ns: int) -> float:
         return label_w + (ns - start) / total * plot
@@ -228,9 +229,9 @@ def waterfall_svg(spans: Sequence[SpanData], *, width: int = 900, row: int = 16,
         bars.append(
             _Bar(
                 span_id=span.span_id,
-                label=f"{'  ' * depth}{span.name} ({agent})"[:60],
+                label=f"{span.name} ({agent})"[: max(12, 46 - depth * 2)],
                 label_x=4 + depth * 10,
-                y=10 + i * row,
+                y=top + i * row,
                 x=x0,
                 width=max(1.0, x1 - x0),
                 colour=colour,
@@ -241,10 +242,12 @@ def waterfall_svg(spans: Sequence[SpanData], *, width: int = 900, row: int = 16,
         )
     index = {span.span_id: i for i, (_, span) in enumerate(rows)}
     critical = [
-        {"x": x(seg_start), "y": 10 + index[span_id] * row + row - 4, "width": max(1.0, x(seg_end) - x(seg_start))}
+        {"x": x(seg_start), "y": top + index[span_id] * row + 1, "width": max(2.0, x(seg_end) - x(seg_start))}
         for span_id, _agent, seg_start, seg_end in StepTree(tree).critical_path().segments
         if span_id in index
     ]
+    axis_y = top + len(rows) * row + 12
+    ticks = [{"x": x(start + int(t * 1e6)), "text": _tick_text(t)} for t in _ticks(total / 1e6)]
     return render(
         "waterfall.svg.j2",
         width=width,
@@ -253,6 +256,38 @@ def waterfall_svg(spans: Sequence[SpanData], *, width: int = 900, row: int = 16,
         rows=bars,
         critical=critical,
         label_width=label_w,
-        axis_y=10 + len(rows) * row + 12,
-        total_ms=total / 1e6,
+        top=top,
+        axis_y=axis_y,
+        ticks=ticks,
+        legend=[
+            {"colour": "#3b6ea8", "text": "handling a request (SERVER)"},
+            {"colour": "#8fb3d9", "text": "a call to an agent (CLIENT)"},
+            {"colour": "#9bbf85", "text": "own work (TOOL, LLM, HOST)"},
+            {"colour": "#c0392b", "text": "failed"},
+        ],
     )
+
+
+def _ticks(total_ms: float, most: int = 6) -> list[float]:
+    """Round tick values (ms) from 0 to ``total_ms``: 1, 2 or 5 times a power of ten apart.
+
+    Example:
+        >>> _ticks(1234.0)
+        [0.0, 250.0, 500.0, 750.0, 1000.0]
+        >>> _ticks(0.4)
+        [0.0, 0.1, 0.2, 0.3, 0.4]
+    """
+    if total_ms <= 0:
+        return [0.0]
+    raw = total_ms / (most - 1)
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
+    count = int(total_ms / step + 1e-9)
+    return [round(i * step, 9) for i in range(count + 1)]
+
+
+def _tick_text(ms: float) -> str:
+    """A tick's label: ms below a second, else seconds."""
+    if ms >= 1000:
+        return f"{ms / 1000:g} s"
+    return f"{ms:g} ms"

@@ -300,9 +300,13 @@ _REGISTERED = threading.Lock()
 
 
 def register() -> None:
-    """Add ``a2a_agent`` to tau2's registry (before tau2's CLI builds its parser); idempotent."""
+    """Add ``a2a_agent`` and ``scripted_user`` to tau2's registry (before tau2's CLI builds its parser); idempotent."""
     from tau2.registry import registry
+
+    from coordbench.tau2.user import USER_NAME, ScriptedUser
 
     with _REGISTERED:
         if AGENT_NAME not in registry.get_agents():
             registry.register_agent(A2AAgent, AGENT_NAME)
+        if USER_NAME not in registry.get_users():
+            registry.register_user(ScriptedUser, USER_NAME)

@@ -27,7 +27,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rich.console import Console
 
@@ -98,7 +98,30 @@ def _tau2_peek() -> argparse.ArgumentParser:
     parser.add_argument("--save-to")
     parser.add_argument("--results-dir")
     parser.add_argument("--domain", "-d")
+    parser.add_argument("--user", default="user_simulator")
+    parser.add_argument("--user-llm", default="gpt-4.1")
+    parser.add_argument("--user-llm-args", default="")
     return parser
+
+
+def missing_user_key(peek: argparse.Namespace) -> str | None:
+    """One line saying which key tau2's model-driven user lacks, or ``None`` (a key, an ``api_key``, or no model).
+
+    tau2's ``user_simulator`` asks ``--user-llm`` what the user says; without its provider's key
+    litellm fails deep inside the run. ``--user scripted_user`` needs no model at all.
+    """
+    if peek.user != "user_simulator" or "api_key" in (peek.user_llm_args or ""):
+        return None
+    import litellm
+
+    check = cast("dict[str, Any]", litellm.validate_environment(model=peek.user_llm))
+    missing = [str(k) for k in check.get("missing_keys") or []]
+    if check.get("keys_in_environment") or not missing:
+        return None
+    return (
+        f"tau2's simulated user (--user-llm {peek.user_llm}) needs {', '.join(missing)}, which is not set: set it, "
+        "or run offline with --user scripted_user (no model, no key)"
+    )
 
 
 class UsageError(ConfigurationError):
@@ -198,6 +221,9 @@ def _run_a2a(a2a: argparse.Namespace, rest: list[str], peek: argparse.Namespace)
     try:
         with a2a_session(config, domain=peek.domain or "", results=results) as session:
             _err.print(f"a2a_agent: {session.agent_name} at {redact_url(config.endpoint)}")
+            missing = missing_user_key(peek)
+            if missing is not None:
+                raise UsageError(missing)
             _tau2_main(_replace_flag(rest, "--agent-llm-args", json.dumps(session.llm_args(peek.agent_llm_args))))
         report = session.report()
     except AgentCallError as exc:
@@ -274,6 +300,9 @@ def main(argv: Sequence[str]) -> int:
             raise UsageError(f"--{given[0].replace('_', '-')} applies to `run --agent {AGENT_NAME}` only")
         if uses_a2a:
             return _run_a2a(a2a, rest, peek)
+        missing = missing_user_key(peek) if rest[:1] == ["run"] and not {"-h", "--help"} & set(rest) else None
+        if missing is not None:
+            raise UsageError(missing)
     except ConfigurationError as exc:
         _err.print(f"[red]error:[/red] {exc}")
         return 2

@@ -43,12 +43,13 @@ class RecordingSpanExporter(InMemorySpanExporter):
         """The finished spans so far, as a tree."""
         return SpanTree(self.spans())
 
-    def wait_for(self, condition: int | Callable[[list[SpanData]], bool], *, timeout: float = 5.0) -> list[SpanData]:
+    def wait_for(self, condition: int | Callable[[list[SpanData]], bool], *, timeout: float = 120.0) -> list[SpanData]:
         """Block until ``condition`` holds for the finished spans, then return them.
 
         Args:
             condition: A span count to reach, or a predicate on the spans.
-            timeout: Seconds to wait at most.
+            timeout: Seconds to wait at most: only a bound on a hang (it returns as soon as the
+                condition holds), so generous by default: a busy machine may take seconds.
 
         Returns:
             The spans once the condition holds.
@@ -75,7 +76,7 @@ class RecordingSpanExporter(InMemorySpanExporter):
         self,
         condition: int | Callable[[list[SpanData]], bool],
         *,
-        timeout: float = 5.0,  # noqa: ASYNC109 - mirrors wait_for(); polling needs a deadline of its own
+        timeout: float = 120.0,  # noqa: ASYNC109 - mirrors wait_for(); polling needs a deadline of its own
     ) -> list[SpanData]:
         """:meth:`wait_for` without blocking the event loop (polls every 10 ms)."""
         import asyncio
