@@ -44,7 +44,8 @@ the whole score.
   trace is incomplete; unverified: calls whose callee's span never arrived and requests whose
   caller's span never did; down: members the assessor could not reach.
 - **information_flow**: the mean of what can be measured of the messages' content: relays
-  (``1 - relay hops / delegating hops``), what answers add (leaf work: the share of an answer's
+  (``1 - (relay hops + unshown) / (delegating hops + unshown)``, unshown: work handed to an
+  agent whose spans never arrived), what answers add (leaf work: the share of an answer's
   word trigrams not in its request, full marks from 0.1 up), uptake (delegating work: whether
   an agent's answer carries what its callees told it), and repetition (answers that repeat the
   agent's own earlier answers). Measured on captured text, else on fingerprints
@@ -811,19 +812,30 @@ def _information(trace: TeamTrace) -> Part:
     weight = PROCESS_WEIGHTS["information_flow"]
     hops = [c for c in trace.calls if c.delegated and c.ok]
     relays = [c for c in hops if c.relay]
+    # a call whose callee's spans never arrived: what that agent did with the work cannot be shown,
+    # so it counts as a hop that added nothing (an incomplete trace is never read in the team's favour)
+    unshown = [c for c in trace.team_calls if c.work and c.server is None]
     content = _content(trace)
     measures: dict[str, float] = {}
     fired: list[str] = []
     evidence: list[str] = []
     agents: set[str] = set()
     behind: list[TeamCall] = []
-    if hops:
-        measures["relays"] = 1.0 - len(relays) / len(hops)
+    if hops or unshown:
+        measures["relays"] = 1.0 - (len(relays) + len(unshown)) / (len(hops) + len(unshown))
         if relays:
             fired.append("relays_add_nothing")
             evidence.append(f"passed work on and added nothing: {_names(c.call.callee for c in relays)}")
             agents |= {c.call.callee for c in relays}
             behind += relays
+        if unshown:
+            fired.append("content_unshown")
+            evidence.append(
+                f"work handed to agents whose spans never arrived, so what they added cannot be shown: "
+                f"{_names(c.call.callee for c in unshown)}"
+            )
+            agents |= {c.call.callee for c in unshown}
+            behind += unshown
     if content.leaves:
         measures["added"] = 1.0 - len(content.echoes) / content.leaves
         if content.echoes:
@@ -866,6 +878,7 @@ def _information(trace: TeamTrace) -> Part:
         figures={
             "delegating_hops": len(hops),
             "relay_hops": len(relays),
+            "unshown_hops": len(unshown),
             "leaf_answers": content.leaves,
             "echoes": len(content.echoes),
             "delegating_answers": content.delegating,
