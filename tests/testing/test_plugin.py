@@ -17,13 +17,16 @@ def readme_test_file() -> str:
     return match.group(1)
 
 
-AUTHOR_TEST = readme_test_file() + """
+AUTHOR_TEST = (
+    readme_test_file()
+    + """
 
 def test_fixtures_are_fresh_per_test(span_exporter, tracer_provider):
     assert span_exporter.spans() == []
     tracer_provider.get_tracer("t").start_span("one").end()
     assert [s.name for s in span_exporter.spans()] == ["one"]
 """
+)
 
 
 @pytest.mark.slow
