@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from coordbench.purple import SHAPES, ContextMemory, Remembered, TeamFileError, Work, load_team, team_for_shape
-from coordbench.purple.roles import contribute, merge
+from coordbench.purple.roles import contribute, merge, subtask
 
 TEAMS = Path(__file__).parent.parent.parent / "data" / "teams"
 
@@ -119,3 +119,23 @@ def test_roles_write_task_dependent_text() -> None:
     assert answer.startswith("Answer (coordinator) to: Plan the launch of the mobile app.")
     assert "[researcher] Findings" in answer and "Summary: " in answer
     assert contribute("analyst", "analyst", Work(TASK)) == analysis  # deterministic
+
+
+def test_the_reviewer_reads_the_draft_handed_along_with_its_request() -> None:
+    """A chain or a consult puts the draft in the request itself (``subtask(..., carry=)``, as the agent builds it).
+
+    The reviewer used to look only at its delegates' answers and the conversation, and answered
+    "No draft was shared" in chain and mesh teams of four or more.
+    """
+    research = contribute("researcher", "researcher", Work(TASK))
+    draft = contribute("writer", "writer", Work(TASK, inputs={"researcher": research}))
+    handed = subtask("reviewer", TASK, carry=f"[researcher] {research}\n[writer] {draft}")
+    review = contribute("reviewer", "reviewer", Work(TASK, asked=handed))
+    assert "No draft was shared" not in review
+    # the draft it measured is the writer's, not the research before it
+    length = len(draft.split())
+    assert f"Length: {length} words" in review
+    # a model-written draft has another header; the reviewer finds it too
+    written = "Writer (writer, qwen2.5-coder-0.5b):\nThe launch needs owners, a timeline and a budget of 40,000."
+    review = contribute("reviewer", "reviewer", Work(TASK, asked=subtask("reviewer", TASK, carry=written)))
+    assert "No draft was shared" not in review and f"Length: {len(written.split())} words" in review

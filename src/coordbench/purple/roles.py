@@ -133,9 +133,21 @@ def _draft(work: Work) -> str:
     return " ".join([f"This answer addresses {themes}.", *dict.fromkeys(body)])
 
 
+_DRAFT = re.compile(r"^(?:\[[^\]]+\]\s*)?((?:Draft|Writer) \()", re.MULTILINE)
+"""Where a draft starts: the rule-based writer's ``Draft (name):`` or a model-written ``Writer (name, model):``."""
+
+
+def _draft_in(text: str) -> str:
+    """The draft ``text`` holds (from its header to the end), or ``""``."""
+    found = _DRAFT.search(text)
+    return text[found.start(1) :] if found else ""
+
+
 def _review(work: Work) -> str:
-    draft = next((text for text in work.inputs.values() if text.startswith("Draft")), "")
-    draft = draft or next((text for text in reversed(work.context) if "Draft" in text), "")
+    """A critique of the draft the reviewer was handed: by a delegate, along with its request, or earlier."""
+    draft = next((d for d in (_draft_in(text) for text in work.inputs.values()) if d), "")
+    draft = draft or _draft_in(work.carried)  # a chain or a consult hands the draft along with the request
+    draft = draft or next((d for d in (_draft_in(text) for text in reversed(work.context)) if d), "")
     wanted = [t for t, _ in key_terms([work.task], limit=8)]
     if not draft:
         return f"No draft was shared; the answer should cover: {', '.join(wanted)}."
