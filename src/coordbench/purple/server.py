@@ -44,6 +44,9 @@ class PurpleSettings(BaseSettings):
     port: int = Field(9009, ge=0, le=65535, description="Port (0: any free port).")
     card_url: str | None = Field(None, description="URL the card advertises (default http://host:port/).")
     pace: float = Field(0.05, ge=0, le=10, description="Seconds per unit of simulated work.")
+    call_timeout: float = Field(
+        120.0, gt=0, le=86_400, description="Seconds a call to another member may take (a slow model needs more)."
+    )
     registry: str | None = Field(None, description="An assessor to register with (POST /register) and ask for peers.")
 
 
@@ -57,6 +60,7 @@ def create_purple_app(
     registry: str | None = None,
     pace: float = 0.05,
     llm: LLMBackend | None = None,
+    call_timeout: float = 120.0,
 ) -> Starlette:
     """The A2A app of member ``name`` of ``team``, advertising ``url``.
 
@@ -75,7 +79,9 @@ def create_purple_app(
         examples=["Plan the launch of a note-taking app: owners, timeline, risks."],
     )
     card = build_agent_card(name, url, description=description, skills=[skill], version=__version__)
-    agent = PurpleAgent(team, name, peers=peers, peers_file=peers_file, registry=registry, pace=pace, llm=llm)
+    agent = PurpleAgent(
+        team, name, peers=peers, peers_file=peers_file, registry=registry, pace=pace, llm=llm, timeout=call_timeout
+    )
     app = create_a2a_app(card, agent)
     inner = app.router.lifespan_context
 
@@ -134,7 +140,7 @@ def serve_member(
     A2AInstrumentor().instrument(tracer_provider=provider, capture_content=True)
     app = create_purple_app(
         team, member.name, url, peers_file=peers_file, registry=settings.registry, pace=settings.pace,
-        llm=LLMBackend.from_env(),
+        llm=LLMBackend.from_env(), call_timeout=settings.call_timeout,
     )  # fmt: skip
     if settings.registry:
         register(settings.registry, member.name, url, member.role)
