@@ -47,6 +47,22 @@ def cpu_reference_ms() -> float:
     return best * 1e3
 
 
+SUITE = "## Test suite"
+
+
+def _suite_section() -> str:
+    """The hand-measured test-suite section of the current file (a run of ``make test`` takes too long for bench)."""
+    try:
+        text = OUT.read_text()
+    except OSError:
+        return ""
+    start = text.find(SUITE)
+    if start < 0:
+        return ""
+    end = text.find("\n## ", start + len(SUITE))
+    return text[start : end if end >= 0 else len(text)].strip()
+
+
 def main() -> None:
     reference_before = cpu_reference_ms()
     sections = []
@@ -64,7 +80,8 @@ def main() -> None:
     header = [
         "# Benchmarks",
         "",
-        "Written by `make bench` (`benchmarks/run.py`); every figure below comes from one run of that command.",
+        "Written by `make bench` (`benchmarks/run.py`); every figure below comes from one run of that command, "
+        "except the test suite's times (kept from the last edit of that section: `time make test`).",
         "Ratios compare measurements taken in the same run; absolute figures on this shared machine vary by "
         "±40% between runs.",
         "",
@@ -74,6 +91,9 @@ def main() -> None:
         f"{reference_after:.0f} ms after; compare it between runs before comparing absolute figures",
         "",
     ]
+    kept = _suite_section()
+    if kept:
+        sections.append(kept)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text("\n".join(header) + "\n" + "\n\n".join(sections) + "\n")
     print(OUT.read_text())
