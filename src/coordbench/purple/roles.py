@@ -133,8 +133,10 @@ def _draft(work: Work) -> str:
     return " ".join([f"This answer addresses {themes}.", *dict.fromkeys(body)])
 
 
-_DRAFT = re.compile(r"^(?:\[[^\]]+\]\s*)?((?:Draft|Writer) \()", re.MULTILINE)
-"""Where a draft starts: the rule-based writer's ``Draft (name):`` or a model-written ``Writer (name, model):``."""
+_DRAFT = re.compile(r"^(?:\[[^\]\n]{1,80}\][ \t]*)?((?:Draft|Writer) \()", re.MULTILINE)
+"""Where a draft starts: the rule-based writer's ``Draft (name):`` or a model-written ``Writer (name, model):``.
+
+Linear in the text: each line start is tried once, and the optional ``[agent]`` prefix is bounded."""
 
 
 def _draft_in(text: str) -> str:
