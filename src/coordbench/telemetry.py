@@ -20,6 +20,16 @@ import logging
 import os
 
 from opentelemetry import trace
+from opentelemetry.environment_variables import OTEL_TRACES_EXPORTER
+from opentelemetry.sdk.environment_variables import (
+    OTEL_EXPORTER_OTLP_ENDPOINT,
+    OTEL_EXPORTER_OTLP_PROTOCOL,
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
+    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL,
+    OTEL_RESOURCE_ATTRIBUTES,
+    OTEL_SDK_DISABLED,
+    OTEL_SERVICE_NAME,
+)
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
@@ -35,12 +45,12 @@ _PROTOCOLS = ("http/protobuf", "grpc")
 
 
 def _otlp_exporter() -> SpanExporter:
-    for var in ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"):
+    for var in (OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, OTEL_EXPORTER_OTLP_PROTOCOL):
         protocol = os.environ.get(var, "").strip().lower()
         if protocol:
             break
     else:
-        var, protocol = "OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"
+        var, protocol = OTEL_EXPORTER_OTLP_PROTOCOL, "http/protobuf"
     if protocol == "http/protobuf":
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HTTPExporter
 
@@ -53,7 +63,7 @@ def _otlp_exporter() -> SpanExporter:
 
 
 def _exporters() -> list[SpanExporter]:
-    names = [n.strip().lower() for n in os.environ.get("OTEL_TRACES_EXPORTER", "otlp").split(",") if n.strip()]
+    names = [n.strip().lower() for n in os.environ.get(OTEL_TRACES_EXPORTER, "otlp").split(",") if n.strip()]
     exporters: list[SpanExporter] = []
     for name in names:
         if name == "otlp":
@@ -65,7 +75,7 @@ def _exporters() -> list[SpanExporter]:
     return exporters
 
 
-_EXPORT_VARIABLES = ("OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+_EXPORT_VARIABLES = (OTEL_TRACES_EXPORTER, OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
 
 
 def requested_exporters() -> list[SpanExporter]:
@@ -80,7 +90,7 @@ def requested_exporters() -> list[SpanExporter]:
     Raises:
         ConfigurationError: If a variable has a value we cannot honour.
     """
-    if os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+    if os.environ.get(OTEL_SDK_DISABLED, "").strip().lower() == "true":
         return []
     if not any(os.environ.get(v, "").strip() for v in _EXPORT_VARIABLES):
         return []
@@ -88,9 +98,9 @@ def requested_exporters() -> list[SpanExporter]:
 
 
 def _service_name_in_env() -> bool:
-    if os.environ.get("OTEL_SERVICE_NAME", "").strip():
+    if os.environ.get(OTEL_SERVICE_NAME, "").strip():
         return True
-    pairs = os.environ.get("OTEL_RESOURCE_ATTRIBUTES", "").split(",")
+    pairs = os.environ.get(OTEL_RESOURCE_ATTRIBUTES, "").split(",")
     return any(pair.split("=", 1)[0].strip() == semconv.SERVICE_NAME for pair in pairs)
 
 
@@ -124,7 +134,7 @@ def configure_tracing(
     attributes: dict[str, str] = {}
     if service_name and not _service_name_in_env():
         attributes[semconv.SERVICE_NAME] = service_name
-    disabled = os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true"
+    disabled = os.environ.get(OTEL_SDK_DISABLED, "").strip().lower() == "true"
     provider = TracerProvider(resource=Resource.create(attributes))
     if not disabled:
         for exporter in _exporters() if exporters is None else exporters:

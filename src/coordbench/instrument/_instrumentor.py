@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import os
 from collections.abc import Callable, Collection
 from typing import Any
 
@@ -13,6 +12,7 @@ from opentelemetry.instrumentation.utils import unwrap
 from wrapt import wrap_function_wrapper
 
 from coordbench import __version__, semconv
+from coordbench.envflags import env_flag
 from coordbench.instrument import _client, _server
 from coordbench.instrument._sdk_spans import restore_sdk_spans, suppress_sdk_spans
 from coordbench.instrument._state import STATE
@@ -84,11 +84,11 @@ class A2AInstrumentor(BaseInstrumentor):
         STATE.propagate_in_metadata = bool(kwargs.get("propagate_in_metadata", True))
         capture = kwargs.get("capture_content")
         if capture is None:
-            capture = os.environ.get(semconv.CAPTURE_CONTENT_ENV, "").strip().lower() in {"1", "true", "yes"}
+            capture = env_flag(semconv.CAPTURE_CONTENT_ENV, False)
         STATE.capture_content = bool(capture)
         fingerprints = kwargs.get("fingerprints")
         if fingerprints is None:
-            fingerprints = os.environ.get(semconv.FINGERPRINTS_ENV, "").strip().lower() not in {"0", "false", "no"}
+            fingerprints = env_flag(semconv.FINGERPRINTS_ENV, True)
         STATE.fingerprints = bool(fingerprints)
         if kwargs.get("suppress_sdk_spans", True):
             suppress_sdk_spans()

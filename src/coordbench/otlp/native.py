@@ -22,13 +22,13 @@ compiler the build goes on without it and :data:`AVAILABLE` is ``False``. Set
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable
 from types import ModuleType
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from coordbench.envflags import env_flag
 from coordbench.store.encoded import EncodedSpan, Envelope, SpanCodec
 from coordbench.store.sizes import Grouped
 
@@ -45,7 +45,7 @@ REJECTION_REASONS = (
 
 
 def _load() -> ModuleType | None:
-    if os.environ.get("COORDBENCH_NATIVE", "1").strip().lower() in {"0", "false", "no", "off"}:
+    if not env_flag("COORDBENCH_NATIVE", True):
         return None
     try:
         from coordbench.otlp import _scan
