@@ -22,8 +22,9 @@ the whole score.
   0.4, below any passing mark.
 - **participation**: ``1 - (needed idle + 0.5 * other idle) / members``. A member contributed
   when it answered a useful call (or, never called itself, made one). An idle member counts
-  fully when the trace shows the team needed it (it was called, it was down, the task or a
-  request named it, or the config requires it), half otherwise: declared but not asked for.
+  fully when the trace shows the team needed it (it was called, it was down, or the task or a
+  message between agents named it as a word; a peers directory names nobody), half otherwise:
+  declared but not asked for.
 - **efficiency**: useful calls / (the agents' calls + members that were down + needed members
   no agent ever called: work the team could not, or did not, hand out). Not
   useful: failed, duplicate (the same request as an earlier successful one), late (its
