@@ -37,7 +37,8 @@ the whole score.
   first 5% is the noise floor. A hub that serialised its calls is named here.
 - **bottleneck**: ``1 - worst hub penalty``; a hub (an agent delegating to, or serving, two or
   more agents) is penalised only by evidence that it held the team up: requests from different
-  callers queued on it (beyond the same 5% floor), or failures concentrate on it (two or more of
+  callers queued on it (the share of its concurrent requests it served strictly one after the
+  other, :func:`_queued`; beyond the same 5% floor), or failures concentrate on it (two or more of
   its requests failed: its failed share). A hub that ran independent calls one after another is
   named by parallelism. Each delegating agent's own share of its requests' time is reported as
   a figure (``<agent>.own_share``) and not scored (:data:`OWN_SHARE_NOTE`).
@@ -72,9 +73,9 @@ from coordbench.evals.evidence import (
     COMPARED,
     FINGERPRINT_CONFIDENCE,
     MIN_SAMPLE,
+    OVERLAP_SLACK,
     TeamCall,
     TeamTrace,
-    apart,
     carried,
     depends_on,
     serialisation,
@@ -547,8 +548,31 @@ def _dominance(trace: TeamTrace, requests: list[SpanData]) -> tuple[float, int]:
     return (own / (own + needed) if own + needed > 0 else 0.0), own
 
 
+def _queued(a: TeamCall, b: TeamCall) -> bool:
+    """Whether the hub served ``b`` only once it had finished ``a``: the signature of a queue.
+
+    The hub's two SERVER spans do not overlap, and ``b``'s starts as ``a``'s ends (within a
+    fifth of the shorter, :data:`~coordbench.evals.evidence.OVERLAP_SLACK`). Spans that overlap
+    were served side by side, however slowly; a ``b`` that started later than that was held up
+    elsewhere (on a busy machine, its caller may take long to send it), not in the hub's queue.
+    """
+    assert a.server is not None and b.server is not None  # noqa: S101 - the caller filtered them
+    first, second = (
+        (a.server, b.server)
+        if a.server.start_time_unix_nano <= b.server.start_time_unix_nano
+        else (
+            b.server,
+            a.server,
+        )
+    )
+    gap = second.start_time_unix_nano - first.end_time_unix_nano
+    shorter = min(first.end_time_unix_nano - first.start_time_unix_nano, second.end_time_unix_nano
+                  - second.start_time_unix_nano)  # fmt: skip
+    return 0 <= gap <= OVERLAP_SLACK * shorter
+
+
 def _queueing(trace: TeamTrace, hub: str) -> tuple[int, float, list[TeamCall]]:
-    """Concurrent requests to the hub from different requests, and how far it served them one at a time."""
+    """Concurrent requests to the hub from different requests, and the share it served one after the other."""
     incoming = sorted((c for c in trace.calls if c.call.callee == hub and c.server is not None and c.ok), key=_order)
     count, serial = 0, 0.0
     behind: list[TeamCall] = []
@@ -558,20 +582,9 @@ def _queueing(trace: TeamTrace, hub: str) -> tuple[int, float, list[TeamCall]]:
         concurrent = b.span.start_time_unix_nano < a.span.end_time_unix_nano
         if same_request or not concurrent:
             continue
-        assert a.server is not None and b.server is not None  # noqa: S101 - filtered above
-        overlap = max(
-            0,
-            min(a.server.end_time_unix_nano, b.server.end_time_unix_nano)
-            - max(a.server.start_time_unix_nano, b.server.start_time_unix_nano),
-        )
-        s = apart(
-            a.server.end_time_unix_nano - a.server.start_time_unix_nano,
-            b.server.end_time_unix_nano - b.server.start_time_unix_nano,
-            overlap,
-        )
         count += 1
-        serial += s
-        if s > 0:
+        if _queued(a, b):
+            serial += 1.0
             behind.append(b)
     return count, (serial / count if count else 0.0), behind
 
