@@ -10,7 +10,7 @@ UV := $(UV_BIN)
 endif
 RUN := $(UV) run --locked
 
-.PHONY: help uv sync demo browser test lint format typecheck pytest bench fuzz
+.PHONY: help uv sync demo browser test lint format typecheck pytest bench fuzz schema
 
 help: ## Show this help
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
@@ -48,6 +48,9 @@ typecheck: sync ## pyright (strict on src/)
 
 pytest: sync ## Run the tests
 	$(RUN) pytest
+
+schema: sync ## Write docs/results.schema.json (the results contract's JSON Schema) from the models
+	$(RUN) python -c "from coordbench.resultdoc import schema_text; print(schema_text(), end='')" > docs/results.schema.json
 
 FUZZ_COUNT ?= 2000000
 FUZZ_SEED ?= 1

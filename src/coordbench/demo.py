@@ -32,7 +32,7 @@ from coordbench.processes import Child, ChildStartError, wait_until
 from coordbench.purple.launcher import Fleet, TeamStartError
 from coordbench.purple.team import SHAPES, Team, team_for_shape
 from coordbench.report import render_comparison
-from coordbench.results import results_document, results_text
+from coordbench.resultdoc import ResultRow, ResultsDocument
 
 __all__ = [
     "DEMO_CONFIG",
@@ -62,14 +62,20 @@ class TeamResult:
     shape: str
     state: str = "not run"
     row: dict[str, Any] = field(default_factory=dict[str, Any])
+    """The result row as the artifact's DataPart carried it (empty when there was none)."""
     error: str | None = None
     report: Path | None = None
 
     @property
+    def result(self) -> ResultRow | None:
+        """The result row, read through the results contract."""
+        return ResultRow.read(self.row) if self.row else None
+
+    @property
     def ok(self) -> bool:
         """The assessment completed and every scenario was evaluated."""
-        scenarios = cast("list[dict[str, Any]]", self.row.get("detail", {}).get("scenarios", []))
-        return self.state == "completed" and bool(scenarios) and all(s["status"] != "failed" for s in scenarios)
+        scenarios = self.result.detail.scenarios if self.result is not None else []
+        return self.state == "completed" and bool(scenarios) and all(s.status != "failed" for s in scenarios)
 
 
 @dataclass
@@ -233,7 +239,7 @@ def run_demo(
             _write(result, output_dir, green)
             say(result.shape, "done" if result.ok else f"failed: {result.error or result.state}")
     run = DemoRun(green_url=green, output_dir=output_dir, teams=results, seconds=time.monotonic() - started)
-    items = [(r.shape, results_document([r.row]), f"{r.shape}/report.html") for r in results if r.row]
+    items = [(r.shape, ResultsDocument.of([r.result]), f"{r.shape}/report.html") for r in results if r.result]
     if items:
         run.index = output_dir / "index.html"
         run.index.write_text(render_comparison(items), encoding="utf-8")
@@ -243,10 +249,11 @@ def run_demo(
 def _write(result: TeamResult, output_dir: Path, green: str) -> None:
     folder = output_dir / result.shape
     folder.mkdir(parents=True, exist_ok=True)
-    if not result.row:
+    row = result.result
+    if row is None:
         return
-    (folder / "results.json").write_text(results_text(results_document([result.row])), encoding="utf-8")
-    response = httpx.get(f"{green}/reports/{result.row['assessment_id']}", timeout=30)
+    (folder / "results.json").write_text(ResultsDocument.of([row]).text(), encoding="utf-8")
+    response = httpx.get(f"{green}/reports/{row.assessment_id}", timeout=30)
     if response.status_code == 200:
         result.report = folder / "report.html"
         result.report.write_text(response.text, encoding="utf-8")

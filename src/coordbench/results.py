@@ -15,8 +15,8 @@ strengths and weaknesses, every scenario's entry, trace completeness).
 
 from __future__ import annotations
 
-import json
 import statistics
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -24,8 +24,18 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from coordbench import __version__
 from coordbench.evals import JudgeResult, ScenarioEvaluation, TeamOutcome
-from coordbench.graph.metrics import GraphMetrics, canonical_json
+from coordbench.graph.metrics import GraphMetrics
 from coordbench.redaction import redact_strings
+from coordbench.resultdoc import (
+    ResultRow,
+    ResultsDocument,
+    RowDetail,
+    ScenarioEntry,
+    Spread,
+    TaskRewards,
+    TraceCompleteness,
+)
+from coordbench.spans import SpanData
 
 __all__ = [
     "DOMAIN",
@@ -34,10 +44,9 @@ __all__ = [
     "ScenarioReport",
     "agentbeats_results",
     "result_row",
-    "results_document",
-    "results_text",
     "spread_lines",
     "summary_text",
+    "trace_results",
     "write_results",
 ]
 
@@ -153,20 +162,20 @@ def _qualities(report: ScenarioReport) -> tuple[float | None, float | None]:
     )
 
 
-def _spread(reports: list[ScenarioReport]) -> dict[str, dict[str, Any]]:
+def _spread(reports: list[ScenarioReport]) -> dict[str, Spread]:
     """Each repeated scenario's runs: count, mean, sample standard deviation, min and max of the scores."""
     scores: dict[str, list[float]] = {}
     for report in reports:
         if report.repeat is not None:
             scores.setdefault(report.scenario, []).append(report.evaluation.score.overall if report.evaluation else 0.0)
     return {
-        scenario: {
-            "runs": len(values),
-            "mean": statistics.fmean(values),
-            "stdev": statistics.stdev(values) if len(values) > 1 else 0.0,
-            "min": min(values),
-            "max": max(values),
-        }
+        scenario: Spread(
+            runs=len(values),
+            mean=statistics.fmean(values),
+            stdev=statistics.stdev(values) if len(values) > 1 else 0.0,
+            min=min(values),
+            max=max(values),
+        )
         for scenario, values in sorted(scores.items())
     }
 
@@ -179,39 +188,36 @@ def _unique(items: list[str]) -> list[str]:
     return list(dict.fromkeys(items))[:_LIST_LIMIT]
 
 
-def _scenario_entry(report: ScenarioReport) -> dict[str, Any]:
+def _scenario_entry(report: ScenarioReport) -> ScenarioEntry:
     evaluation = report.evaluation
     completeness = report.completeness or {}
     answer, quality = _qualities(report)
-    entry: dict[str, Any] = {
-        "id": report.id,
-        "mode": report.mode,
-        "status": report.status,
-        "error": report.error,
-        "score": evaluation.score.overall if evaluation else 0.0,
-        "answer_quality": answer,
-        "coordination_quality": quality,
-        "passed": bool(evaluation and evaluation.passed),
-        "label": report.label,
-        "expected_label": report.expected_label,
-        "label_ok": None if report.expected_label is None else report.label == report.expected_label,
-        "trace_id": report.trace_id,
-        "trace_complete": completeness.get("complete"),
-        "outcome": report.outcome.model_dump(mode="json") if report.outcome else None,
-        "duration_s": report.duration_s,
-    }
-    if report.repeat is not None:
-        entry["scenario"], entry["repeat"] = report.scenario, report.repeat
-    if evaluation is not None:
-        entry["score_components"] = evaluation.score.model_dump(mode="json")
-        entry["evaluator_failures"] = [f.model_dump(mode="json") for f in evaluation.failures]
-        entry["results"] = evaluation.results
-    if completeness:
-        entry["completeness"] = completeness
-    return entry
+    return ScenarioEntry(
+        id=report.id,
+        mode=report.mode,
+        status=report.status,
+        error=report.error,
+        score=evaluation.score.overall if evaluation else 0.0,
+        answer_quality=answer,
+        coordination_quality=quality,
+        passed=bool(evaluation and evaluation.passed),
+        label=report.label,
+        expected_label=report.expected_label,
+        label_ok=None if report.expected_label is None else report.label == report.expected_label,
+        trace_id=report.trace_id,
+        trace_complete=completeness.get("complete"),
+        outcome=report.outcome,
+        duration_s=report.duration_s,
+        scenario=report.scenario if report.repeat is not None else None,
+        repeat=report.repeat,
+        score_components=evaluation.score if evaluation else None,
+        evaluator_failures=list(evaluation.failures) if evaluation else None,
+        results=evaluation.results if evaluation else None,
+        completeness=completeness or None,
+    )
 
 
-def result_row(report: AssessmentReport) -> dict[str, Any]:
+def result_row(report: AssessmentReport) -> ResultRow:
     """The one ``results[]`` row (the artifact's DataPart) of an assessment, canonical (floats rounded).
 
     Every string in it is redacted (:func:`coordbench.redaction.redact_strings`): the row is what
@@ -230,136 +236,133 @@ def result_row(report: AssessmentReport) -> dict[str, Any]:
     qualities = [_qualities(s) for s in evaluated]
     total = len(report.scenarios)
     live = [s for s in report.scenarios if s.mode == "live"]
-    row: dict[str, Any] = {
-        "domain": DOMAIN,
-        "score": overall * MAX_SCORE,
-        "max_score": MAX_SCORE,
-        "pass_rate": 100.0 * passed / total if total else 0.0,
-        "time_used": report.time_used,
-        "task_rewards": {
-            "overall_score": overall,
-            "graph_density": _mean(densities) or 0.0,
-            "answer_quality": _mean([a for a, _ in qualities if a is not None]) or 0.0,
-            "coordination_quality": _mean([q for _, q in qualities if q is not None]) or 0.0,
-        },
-        "assessment_id": report.assessment_id,
-        "scenarios": total,
-        "scenarios_passed": passed,
-        "scenarios_failed": sum(1 for s in report.scenarios if s.status != "evaluated"),
-        "shard_index": report.shard_index,
-        "num_shards": report.num_shards,
-        "version": __version__,
-        "detail": {
-            "graph_metrics": report.graph_metrics,
-            "latency_metrics": report.latency_metrics,
-            "judges": sorted({j.judge for j in judged}),
-            "judge_fallbacks": sorted({j.fallback_reason for j in judged if j.fallback_reason}),
-            "reasoning": "\n".join(f"[{s.id}] {j.reasoning}" for s in evaluated if (j := _judge(s)) is not None),
-            "strengths": _unique([x for j in judged for x in j.strengths]),
-            "weaknesses": _unique([x for j in judged for x in j.weaknesses]),
-            "trace_completeness": {
-                "live_scenarios": len(live),
-                "complete_scenarios": sum(1 for s in live if (s.completeness or {}).get("complete")),
-                "incomplete": [s.id for s in live if not (s.completeness or {}).get("complete")],
-                "timed_out": [s.id for s in live if (s.completeness or {}).get("timed_out")],
-            },
-            "participants": report.participants,
-            "config": report.config,
-            "ignored_config_keys": report.ignored_config_keys,
-            "scenarios": [_scenario_entry(s) for s in report.scenarios],
-            "spread": _spread(report.scenarios),
-        },
-    }
-    return redact_strings(json.loads(canonical_json(row)))
+    row = ResultRow(
+        domain=DOMAIN,
+        score=overall * MAX_SCORE,
+        max_score=MAX_SCORE,
+        pass_rate=100.0 * passed / total if total else 0.0,
+        time_used=report.time_used,
+        task_rewards=TaskRewards(
+            overall_score=overall,
+            graph_density=_mean(densities) or 0.0,
+            answer_quality=_mean([a for a, _ in qualities if a is not None]) or 0.0,
+            coordination_quality=_mean([q for _, q in qualities if q is not None]) or 0.0,
+        ),
+        assessment_id=report.assessment_id,
+        scenarios=total,
+        scenarios_passed=passed,
+        scenarios_failed=sum(1 for s in report.scenarios if s.status != "evaluated"),
+        shard_index=report.shard_index,
+        num_shards=report.num_shards,
+        version=__version__,
+        detail=RowDetail(
+            graph_metrics=report.graph_metrics,
+            latency_metrics=report.latency_metrics,
+            judges=sorted({j.judge for j in judged}),
+            judge_fallbacks=sorted({j.fallback_reason for j in judged if j.fallback_reason}),
+            reasoning="\n".join(f"[{s.id}] {j.reasoning}" for s in evaluated if (j := _judge(s)) is not None),
+            strengths=_unique([x for j in judged for x in j.strengths]),
+            weaknesses=_unique([x for j in judged for x in j.weaknesses]),
+            trace_completeness=TraceCompleteness(
+                live_scenarios=len(live),
+                complete_scenarios=sum(1 for s in live if (s.completeness or {}).get("complete")),
+                incomplete=[s.id for s in live if not (s.completeness or {}).get("complete")],
+                timed_out=[s.id for s in live if (s.completeness or {}).get("timed_out")],
+            ),
+            participants=report.participants,
+            config=report.config,
+            ignored_config_keys=report.ignored_config_keys,
+            scenarios=[_scenario_entry(s) for s in report.scenarios],
+            spread=_spread(report.scenarios),
+        ),
+    )
+    return ResultRow.read(redact_strings(row.wire()))
 
 
-def results_document(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The AgentBeats ``results.json`` document of these result rows, in its one canonical shape.
-
-    ``{"participants": {role: agentbeats id, or the (redacted) URL}, "results": rows}``. Built
-    from the rows alone, so the assessor's copy and the one ``coordbench assess`` writes from the
-    artifact it received are the same bytes (a DataPart carries every number as a double: the
-    canonical form writes integral numbers as integers).
-    """
-    participants: dict[str, str] = {}
-    for row in rows:
-        detail = cast("dict[str, Any]", row.get("detail") or {})
-        config = cast("dict[str, Any]", detail.get("config") or {})
-        ids = cast("dict[str, str]", config.get("participant_ids") or {})
-        urls = cast("dict[str, str]", detail.get("participants") or {})
-        for role, url in urls.items():
-            participants[str(role)] = str(ids.get(role, url))
-    return {"participants": dict(sorted(participants.items())), "results": json.loads(canonical_json(rows))}
-
-
-def agentbeats_results(report: AssessmentReport) -> dict[str, Any]:
+def agentbeats_results(report: AssessmentReport) -> ResultsDocument:
     """``{"participants": {role: id}, "results": [row]}``; a role without an AgentBeats id is given by its URL."""
-    return results_document([result_row(report)])
+    return ResultsDocument.of([result_row(report)])
 
 
-def results_text(document: dict[str, Any]) -> str:
-    """``results.json``'s text: the document indented, keys sorted, newline-terminated."""
-    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+async def trace_results(spans: Sequence[SpanData], trace_id: str) -> ResultsDocument:
+    """A results document for a stored trace, re-evaluated (per scenario for an assessment's trace).
+
+    The participants are the agents the trace shows (no address is known: each is given as
+    ``seen in the trace``), and the time used is the trace's span from first start to last end.
+    """
+    from coordbench.evals.replay import evaluate_spans
+
+    evaluations = await evaluate_spans(spans)
+    scenarios = [
+        ScenarioReport(id=e.scenario, mode="live", status="evaluated", trace_id=trace_id, evaluation=e)
+        for e in evaluations
+    ]
+    agents: set[str] = set()
+    for evaluation in evaluations:
+        graph = evaluation.typed("graph")
+        if isinstance(graph, GraphMetrics):
+            agents |= {a.name for a in graph.agents} - set(graph.hosts)
+    took = (max(s.end_time_unix_nano for s in spans) - min(s.start_time_unix_nano for s in spans)) / 1e9 if spans else 0
+    report = AssessmentReport(
+        assessment_id=trace_id,
+        participants=dict.fromkeys(sorted(agents), "seen in the trace"),
+        scenarios=scenarios,
+        time_used=max(0.0, took),
+    )
+    return agentbeats_results(report)
 
 
-def write_results(path: str | Path, report: AssessmentReport | dict[str, Any]) -> Path:
+def write_results(path: str | Path, report: AssessmentReport | ResultsDocument) -> Path:
     """Write ``results.json`` (creating the folder, atomically) for a report or a document; returns the path."""
     document = agentbeats_results(report) if isinstance(report, AssessmentReport) else report
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     temporary = target.with_name(target.name + ".tmp")
-    temporary.write_text(results_text(document), encoding="utf-8")
+    temporary.write_text(document.text(), encoding="utf-8")
     temporary.replace(target)
     return target
 
 
-def spread_lines(spread: dict[str, dict[str, Any]]) -> list[str]:
+def spread_lines(spread: Mapping[str, Spread]) -> list[str]:
     """One line per repeated scenario: its runs' mean score, standard deviation and range."""
     return [
-        f"- {scenario}: {int(s['runs'])} runs, score {s['mean']:.3f} ± {s['stdev']:.3f} "
-        f"(range {s['min']:.3f} to {s['max']:.3f})"
+        f"- {scenario}: {s.runs} runs, score {s.mean:.3f} ± {s.stdev:.3f} (range {s.min:.3f} to {s.max:.3f})"
         for scenario, s in spread.items()
     ]
 
 
-def summary_text(report: AssessmentReport, row: dict[str, Any] | None = None) -> str:
+def summary_text(report: AssessmentReport, row: ResultRow | None = None) -> str:
     """A human summary of the assessment (the artifact's text part): one line, then one per scenario."""
     row = row or result_row(report)
-    failed = row["scenarios_failed"]
+    failed = row.scenarios_failed
     lines = [
-        f"coordbench assessment {report.assessment_id}: score {row['score']:.1f}/{MAX_SCORE}, "
-        f"{row['scenarios_passed']}/{row['scenarios']} scenarios passed"
+        f"coordbench assessment {report.assessment_id}: score {row.score:.1f}/{MAX_SCORE}, "
+        f"{row.scenarios_passed}/{row.scenarios} scenarios passed"
         + (f", {failed} not evaluated normally" if failed else "")
-        + f", {row['time_used']:.1f} s",
+        + f", {row.time_used:.1f} s",
     ]
-    for entry in row["detail"]["scenarios"]:
-        verdict = "passed" if entry.get("passed") else "not passed"
-        shape = ""
-        results = cast("dict[str, Any]", entry.get("results") or {})
-        graph = cast("dict[str, Any]", results.get("graph") or {})
-        if graph:
-            shape = f", {graph.get('topology')} / {entry.get('label')}"
-        expected = f" (expected {entry['expected_label']})" if entry.get("expected_label") else ""
-        trace = f"; trace {entry['trace_id']}" if entry.get("trace_id") and entry["mode"] == "live" else ""
-        problem = f"; {entry['status']}: {entry['error']}" if entry.get("error") else ""
+    for entry in row.detail.scenarios:
+        verdict = "passed" if entry.passed else "not passed"
+        graph = entry.graph()
+        shape = f", {graph.topology} / {entry.label}" if graph is not None else ""
+        expected = f" (expected {entry.expected_label})" if entry.expected_label else ""
+        trace = f"; trace {entry.trace_id}" if entry.trace_id and entry.mode == "live" else ""
+        problem = f"; {entry.status}: {entry.error}" if entry.error else ""
         qualities = ""
-        if isinstance(entry.get("answer_quality"), int | float):
-            qualities = f" (answer {entry['answer_quality']:.2f}, coordination {entry['coordination_quality']:.2f})"
+        if entry.answer_quality is not None:
+            qualities = f" (answer {entry.answer_quality:.2f}, coordination {entry.coordination_quality or 0.0:.2f})"
         lines.append(
-            f"- {entry['id']} [{entry['mode']}]: score {entry['score']:.2f}{qualities}, {verdict}{shape}{expected}"
+            f"- {entry.id} [{entry.mode}]: score {entry.score:.2f}{qualities}, {verdict}{shape}{expected}"
             f"{trace}{problem}"
         )
-    lines += spread_lines(cast("dict[str, dict[str, Any]]", row["detail"].get("spread") or {}))
-    fallbacks = cast("list[str]", row["detail"].get("judge_fallbacks") or [])
-    if fallbacks:
+    lines += spread_lines(row.detail.spread)
+    if row.detail.judge_fallbacks:
         lines.append(
             "Judge: rule-based (not counted in the score: it restates the coordination score), because "
-            + "; ".join(fallbacks)
+            + "; ".join(row.detail.judge_fallbacks)
         )
-    ignored = cast("list[str]", row["detail"].get("ignored_config_keys") or [])
-    if ignored:
-        lines.append("Ignored config keys (not known to coordbench): " + ", ".join(ignored))
-    weaknesses = row["detail"]["weaknesses"]
-    if weaknesses:
-        lines.append("Weaknesses: " + "; ".join(weaknesses))
+    if row.detail.ignored_config_keys:
+        lines.append("Ignored config keys (not known to coordbench): " + ", ".join(row.detail.ignored_config_keys))
+    if row.detail.weaknesses:
+        lines.append("Weaknesses: " + "; ".join(row.detail.weaknesses))
     return "\n".join(lines)

@@ -19,6 +19,7 @@ import pytest
 
 from coordbench.evals import EvalContext, EvalPipeline, EvalScenario, TeamOutcome
 from coordbench.report import render_comparison, render_report
+from coordbench.resultdoc import ResultsDocument
 from coordbench.results import AssessmentReport, ScenarioReport, agentbeats_results
 from coordbench.spans import SpanData, StatusCode
 from evals.traces import client, server
@@ -53,7 +54,7 @@ def _trace(a: str, b: str, c: str, host: str, text: str) -> list[SpanData]:
     ]  # fmt: skip
 
 
-def _document(text: str) -> tuple[dict[str, object], dict[str, list[SpanData]]]:
+def _document(text: str) -> tuple[ResultsDocument, dict[str, list[SpanData]]]:
     """A results document and spans whose every participant-written string is ``text``-laden."""
     names = [f"{role}{text}" for role in ("coordinator", "researcher", "writer", "assessor")]
     spans = _trace(*names, text)
@@ -118,7 +119,7 @@ def _pages(text: str, *, defang: bool = False) -> tuple[str, str]:
     """The report and the comparison page of a hostile evaluation (or of the same data with markup taken out)."""
     document, spans = _document(text)
     if defang:
-        document, spans = _defanged(document), _defanged(spans)
+        document, spans = ResultsDocument.read(_defanged(document.wire())), _defanged(spans)
     title = _defanged(f"team{text}") if defang else f"team{text}"
     report = render_report(document, spans)
     comparison = render_comparison([(title, document, "team/report.html")])

@@ -6,7 +6,7 @@ import asyncio
 import json
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -16,8 +16,11 @@ from coordbench import jsontext
 from coordbench.cli.output import check_writable, write_text
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from coordbench.green import GreenSettings
     from coordbench.loopback import LoopbackServer
+    from coordbench.resultdoc import ResultRow
 
 __all__ = ["assess"]
 
@@ -70,7 +73,7 @@ def assess(
     from coordbench.green import RequestError, create_green_app
     from coordbench.green.request import validate_request
     from coordbench.loopback import LoopbackServer
-    from coordbench.results import results_document, results_text
+    from coordbench.resultdoc import ResultRow, ResultsDocument, ResultsDocumentError
 
     console = Console(stderr=True, log_path=False)
     if not (math.isfinite(timeout) and timeout > 0):
@@ -106,15 +109,20 @@ def assess(
     if state != "completed":
         console.print(f"[red]assessment {state}:[/red] {text}")
         raise typer.Exit(1)
-    rows = [cast("dict[str, Any]", item) for item in data if isinstance(item, dict)]
-    text = results_text(results_document(rows))  # the green's own writer: the same bytes as its copy
+    try:
+        rows = [ResultRow.read(item) for item in data]
+    except ResultsDocumentError as exc:
+        print(json.dumps(data, ensure_ascii=False))  # whatever came back is not lost
+        console.print(f"[red]error:[/red] the green's result is not coordbench's: {exc}; printed as received")
+        raise typer.Exit(1) from exc
+    text = ResultsDocument.of(rows).text()  # the green's own writer: the same bytes as its copy
     try:
         write_text(output, text)
     except OSError as exc:
         print(text, end="")  # an assessment's results are not lost to a full disk
         console.print(f"[red]error:[/red] cannot write {output}: {exc.strerror or exc}; printed instead")
         raise typer.Exit(1) from exc
-    evaluated = _print_summary(console, data)
+    evaluated = _print_summary(console, rows)
     console.print(f"results written to {output}")
     if not evaluated:
         console.print("[red]no scenario could be evaluated normally (see the reasons above)[/red]")
@@ -165,15 +173,14 @@ async def _run(url: str, body: dict[str, Any], limit: float, console: Console) -
     return reply.state, reply.text, reply.data
 
 
-def _print_summary(console: Console, rows: list[Any]) -> int:
+def _print_summary(console: Console, rows: Sequence[ResultRow]) -> int:
     """Print each row's scenarios with their status and, when something went wrong, why; how many were evaluated."""
+    from coordbench.results import spread_lines
+
     evaluated = 0
-    for item in rows:
-        if not isinstance(item, dict) or "detail" not in item:
-            continue
-        row = cast("dict[str, Any]", item)
-        detail = cast("dict[str, Any]", row["detail"])
-        table = Table(title=f"overall score {row['score']:.1f}/{row['max_score']:g}, pass rate {row['pass_rate']:.0f}%")
+    for row in rows:
+        detail = row.detail
+        table = Table(title=f"overall score {row.score:.1f}/{row.max_score:g}, pass rate {row.pass_rate:.0f}%")
         table.add_column("scenario")
         table.add_column("mode")
         table.add_column("status")
@@ -182,38 +189,33 @@ def _print_summary(console: Console, rows: list[Any]) -> int:
         table.add_column("coordination", justify="right")
         table.add_column("passed")
         table.add_column("shape")
-        entries: list[dict[str, Any]] = detail["scenarios"]
-        for entry in entries:
-            results = cast("dict[str, Any]", entry.get("results") or {})
-            graph = cast("dict[str, Any]", results.get("graph") or {})
-            shape = f"{graph.get('topology', '-')} / {entry.get('label')}" if graph else "-"
+        for entry in detail.scenarios:
+            graph = entry.graph()
             table.add_row(
-                str(entry["id"]),
-                str(entry["mode"]),
-                str(entry["status"]),
-                f"{entry['score']:.2f}",
-                _quality(entry.get("answer_quality")),
-                _quality(entry.get("coordination_quality")),
-                "yes" if entry.get("passed") else "no",
-                shape,
+                entry.id,
+                entry.mode,
+                entry.status,
+                f"{entry.score:.2f}",
+                _quality(entry.answer_quality),
+                _quality(entry.coordination_quality),
+                "yes" if entry.passed else "no",
+                f"{graph.topology} / {entry.label}" if graph is not None else "-",
             )
-            evaluated += entry["status"] == "evaluated"
+            evaluated += entry.status == "evaluated"
         console.print(table)
-        from coordbench.results import spread_lines
-
-        for line in spread_lines(cast("dict[str, dict[str, Any]]", detail.get("spread") or {})):
+        for line in spread_lines(detail.spread):
             console.print(line, soft_wrap=True)
-        for entry in entries:  # what went wrong, in full: a table cell would cut it
-            if entry.get("error"):
-                console.print(f"scenario {entry['id']}: {entry['status']}: {entry['error']}", soft_wrap=True)
-        for entry in entries:
-            if entry["mode"] == "live" and entry.get("trace_id"):
-                console.print(f"scenario {entry['id']}: trace {entry['trace_id']}", soft_wrap=True)
-        for reason in cast("list[str]", detail.get("judge_fallbacks") or []):
+        for entry in detail.scenarios:  # what went wrong, in full: a table cell would cut it
+            if entry.error:
+                console.print(f"scenario {entry.id}: {entry.status}: {entry.error}", soft_wrap=True)
+        for entry in detail.scenarios:
+            if entry.mode == "live" and entry.trace_id:
+                console.print(f"scenario {entry.id}: trace {entry.trace_id}", soft_wrap=True)
+        for reason in detail.judge_fallbacks:
             console.print(f"judge: rule-based ({reason})")
-        ignored = cast("list[str]", detail.get("ignored_config_keys") or [])
-        if ignored:
-            console.print(f"[yellow]ignored config keys (not known to coordbench):[/yellow] {', '.join(ignored)}")
+        if detail.ignored_config_keys:
+            ignored = ", ".join(detail.ignored_config_keys)
+            console.print(f"[yellow]ignored config keys (not known to coordbench):[/yellow] {ignored}")
     return evaluated
 
 

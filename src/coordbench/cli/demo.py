@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import signal
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -39,29 +39,25 @@ def summary_table(run: DemoRun) -> Table:
                    "isolated", "p95 ms", "complete"):  # fmt: skip
         table.add_column(column, justify="right" if column not in ("team", "topology", "class") else "left")
     for team in run.teams:
-        row = team.row
-        detail = cast("dict[str, Any]", row.get("detail") or {})
-        graph = cast("dict[str, Any]", detail.get("graph_metrics") or {})
-        detections = cast("dict[str, Any]", graph.get("detections") or {})
-        latency = cast("dict[str, Any]", detail.get("latency_metrics") or {})
-        calls = cast("dict[str, Any]", latency.get("calls") or {})
-        completeness = cast("dict[str, Any]", detail.get("trace_completeness") or {})
-        rewards = cast("dict[str, Any]", row.get("task_rewards") or {})
-        if not row:
+        row = team.result
+        if row is None:
             table.add_row(team.shape, *(["-"] * 9), team.error or team.state)
             continue
+        graph, latency = row.detail.graph(), row.detail.latency()
+        detections = graph.detections if graph is not None else None
+        completeness = row.detail.trace_completeness
         table.add_row(
             team.shape,
-            str(graph.get("topology", "-")),
-            str(graph.get("classification", "-")),
-            f"{row['score']:.1f}",
-            _fmt(rewards.get("answer_quality")),
-            _fmt(rewards.get("coordination_quality")),
-            f"{int(row.get('scenarios_passed', 0))}/{int(row.get('scenarios', 0))}",
-            ", ".join(detections.get("bottleneck_agents") or []) or "-",
-            ", ".join(detections.get("isolated_agents") or []) or "-",
-            _fmt(calls.get("p95_ms"), 0),
-            f"{int(completeness.get('complete_scenarios', 0))}/{int(completeness.get('live_scenarios', 0))}",
+            graph.topology if graph is not None else "-",
+            graph.classification if graph is not None else "-",
+            f"{row.score:.1f}",
+            _fmt(row.task_rewards.answer_quality),
+            _fmt(row.task_rewards.coordination_quality),
+            f"{row.scenarios_passed}/{row.scenarios}",
+            ", ".join(detections.bottleneck_agents if detections else []) or "-",
+            ", ".join(detections.isolated_agents if detections else []) or "-",
+            _fmt(latency.calls.p95_ms if latency is not None else None, 0),
+            f"{completeness.complete_scenarios}/{completeness.live_scenarios}",
         )
     return table
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 
-from coordbench import jsontext
 from coordbench.cli.evaluate import fetch_trace
 from coordbench.cli.output import check_writable, write_text
 
@@ -17,44 +16,6 @@ if TYPE_CHECKING:
     from coordbench.spans import SpanData
 
 __all__ = ["report"]
-
-
-def _document(path: Path) -> dict[str, Any]:
-    from coordbench.tracefile import TraceFileError
-
-    document = jsontext.load_file(path, TraceFileError)
-    if not isinstance(document, dict) or not isinstance(cast("dict[str, Any]", document).get("results"), list):
-        raise TraceFileError(f"{path} is not a results.json document ({{'participants': ..., 'results': [...]}})")
-    return cast("dict[str, Any]", document)
-
-
-def _from_trace(spans: list[SpanData], trace_id: str) -> dict[str, Any]:
-    """A results document for a stored trace, re-evaluated (per scenario for an assessment's trace).
-
-    The participants are the agents the trace shows (no address is known: each is given as
-    ``seen in the trace``), and the time used is the trace's span from first start to last end.
-    """
-    from coordbench.evals.replay import evaluate_spans
-    from coordbench.results import AssessmentReport, ScenarioReport, agentbeats_results
-
-    evaluations = asyncio.run(evaluate_spans(spans))
-    scenarios = [
-        ScenarioReport(id=e.scenario, mode="live", status="evaluated", trace_id=trace_id, evaluation=e)
-        for e in evaluations
-    ]
-    agents: set[str] = set()
-    for evaluation in evaluations:
-        graph = cast("dict[str, Any]", evaluation.results.get("graph") or {})
-        hosts = set(cast("list[str]", graph.get("hosts") or []))
-        agents |= {str(a["name"]) for a in cast("list[dict[str, Any]]", graph.get("agents") or [])} - hosts
-    took = (max(s.end_time_unix_nano for s in spans) - min(s.start_time_unix_nano for s in spans)) / 1e9 if spans else 0
-    report = AssessmentReport(
-        assessment_id=trace_id,
-        participants=dict.fromkeys(sorted(agents), "seen in the trace"),
-        scenarios=scenarios,
-        time_used=max(0.0, took),
-    )
-    return agentbeats_results(report)
 
 
 DEFAULT_RECEIVER = "http://127.0.0.1:4318"
@@ -77,6 +38,8 @@ def report(
     """Rebuild the HTML report: from RESULTS_JSON (spans from --receiver when given), or --trace-id and --receiver."""
     from coordbench.evals.replay import scenario_spans
     from coordbench.report import render_report
+    from coordbench.resultdoc import ResultsDocument, ResultsDocumentError
+    from coordbench.results import trace_results
     from coordbench.tracefile import TraceFileError
 
     console = Console(stderr=True)
@@ -89,18 +52,17 @@ def report(
     spans: dict[str, list[SpanData]] = {}
     try:
         if results is not None:
-            document = _document(results)
+            document = ResultsDocument.load(results)
             if receiver is not None:
-                rows = cast("list[dict[str, Any]]", document["results"])
-                ids = {str(e["trace_id"]) for row in rows for e in row["detail"]["scenarios"] if e.get("trace_id")}
+                ids = {e.trace_id for row in document.results for e in row.detail.scenarios if e.trace_id}
                 for trace in sorted(ids):
                     spans.update(scenario_spans(fetch_trace(receiver, trace, token)))
         else:
             assert trace_id is not None and receiver is not None  # noqa: S101 - checked above
             trace_spans = fetch_trace(receiver, trace_id, token)
-            document = _from_trace(trace_spans, trace_id)
+            document = asyncio.run(trace_results(trace_spans, trace_id))
             spans = scenario_spans(trace_spans) or {trace_id: trace_spans}
-    except TraceFileError as exc:
+    except (TraceFileError, ResultsDocumentError) as exc:
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from exc
     write_text(output, render_report(document, spans or None))

@@ -136,7 +136,7 @@ class GreenExecutor(AgentExecutor):
         if not report.assessed:
             await updater.failed(updater.new_agent_message([Part(text="Nothing could be assessed.\n" + text)]))
             return
-        await updater.add_artifact([Part(text=text), new_data_part(row)], name="Result")
+        await updater.add_artifact([Part(text=text), new_data_part(row.wire())], name="Result")
         await updater.complete()
 
     async def _publish(self, report: AssessmentReport, team: str) -> list[Path]:

@@ -15,11 +15,10 @@ import re
 import threading
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any
 
 from coordbench.evals.replay import scenario_spans
 from coordbench.report import render_report
-from coordbench.results import results_text
+from coordbench.resultdoc import ResultsDocument
 from coordbench.spans import SpanData
 
 __all__ = ["KEPT", "ReportShelf"]
@@ -44,7 +43,7 @@ class ReportShelf:
         self._latest = threading.Lock()
 
     def add(
-        self, assessment_id: str, document: dict[str, Any], spans: list[SpanData], *, team: str = "assessment"
+        self, assessment_id: str, document: ResultsDocument, spans: list[SpanData], *, team: str = "assessment"
     ) -> list[Path]:
         """Build the report of ``document`` (the results.json document), keep it, write both; the files written.
 
@@ -55,7 +54,7 @@ class ReportShelf:
             html = render_report(document, scenario_spans(spans) if spans else None)
         except Exception as exc:  # the report is a view of the results: it never costs them
             logger.exception("the report of assessment %s could not be built", assessment_id)
-            html = render_report({"results": []}) + f"<!-- not built: {type(exc).__name__} -->"
+            html = render_report(ResultsDocument(results=[])) + f"<!-- not built: {type(exc).__name__} -->"
         self._reports[assessment_id] = html
         self._reports.move_to_end(assessment_id)
         while len(self._reports) > KEPT:
@@ -63,10 +62,10 @@ class ReportShelf:
         if self.output_dir is None or not _SAFE.match(assessment_id) or not _SAFE.match(team):
             return []
         name = f"{team}-{assessment_id}"
-        results = _write(self.output_dir / "results" / f"{name}.json", results_text(document))
+        results = _write(self.output_dir / "results" / f"{name}.json", document.text())
         report = _write(self.output_dir / "reports" / f"{name}.html", html)
         with self._latest:  # the newest pair: never one assessment's results beside another's report
-            _write(self.output_dir / "results.json", results_text(document))
+            _write(self.output_dir / "results.json", document.text())
             _write(self.output_dir / "report.html", html)
         return [results, report]
 

@@ -18,7 +18,7 @@ from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, ValidationError, 
 
 from coordbench import jsontext
 from coordbench.datafiles import data_file
-from coordbench.errors import CoordbenchError
+from coordbench.errors import CoordbenchError, describe_validation_error
 from coordbench.evals import EvalConfig, EvalScenario, JudgeConfig
 from coordbench.evals.config import check_weights
 from coordbench.graph.metrics import Label, Thresholds
@@ -301,14 +301,7 @@ SAMPLE_REQUEST: dict[str, Any] = {
 
 
 def _describe(error: ValidationError, prefix: str = "") -> str:
-    problems: list[str] = []
-    for item in error.errors()[:5]:
-        path = ".".join(str(p) for p in item["loc"])
-        location = prefix + path if path else (prefix.rstrip(".") or "request")
-        message = str(item["msg"]).removeprefix("Value error, ")
-        problems.append(f"{location}: {message}")
-    more = len(error.errors()) - len(problems)
-    return "; ".join(problems) + (f" (and {more} more)" if more > 0 else "")
+    return describe_validation_error(error, prefix=prefix, whole="request")
 
 
 def parse_request(message: Message | None) -> AssessmentRequest:

@@ -34,7 +34,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from coordbench.errors import CoordbenchError
+from coordbench.errors import CoordbenchError, describe_validation_error
 from coordbench.purple.roles import ROLES
 from coordbench.purple.shapes import SHAPES
 
@@ -142,11 +142,7 @@ def load_team(path: Path) -> Team:
     try:
         return Team.model_validate({**header, "members": document.get("members", [])})
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'team'}: {str(e['msg']).removeprefix('Value error, ')}"
-            for e in exc.errors()[:5]
-        )
-        raise TeamFileError(f"{path}: {problems}") from exc
+        raise TeamFileError(f"{path}: {describe_validation_error(exc, whole='team')}") from exc
 
 
 def _workers(size: int) -> list[Member]:

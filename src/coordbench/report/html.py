@@ -14,14 +14,19 @@ this module only picks the values out of the results document.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any
 from urllib.parse import urlsplit
 
 from markupsafe import Markup
 
 from coordbench import __version__
+from coordbench.evals.coordination import CoordinationResult, Part
+from coordbench.evals.judge import JudgeResult
+from coordbench.graph.metrics.detections import Detections
+from coordbench.graph.metrics.result import GraphMetrics
 from coordbench.report.svg import agent_graph_svg, waterfall_svg
 from coordbench.report.templates import render
+from coordbench.resultdoc import PART_ORDER, ResultsDocument, ScenarioEntry
 from coordbench.spans import SpanData
 
 __all__ = ["render_comparison", "render_report"]
@@ -42,7 +47,7 @@ flex-wrap:wrap;gap:16px} .card{border:1px solid #ddd;border-radius:6px;padding:8
 """
 
 
-def _page(title: str, body: Markup) -> str:
+def page_html(title: str, body: Markup) -> str:
     return str(render("page.html.j2", title=title, css=Markup(_CSS), body=body, version=__version__))  # noqa: S704 - our constant
 
 
@@ -50,173 +55,160 @@ _HELD_UP = ("bottleneck", "parallelism")
 """Parts whose agents held the team up: drawn red in the graph (queued, dominated, failed, or serialised work)."""
 
 
-def _graph(results: Mapping[str, Any], title: str) -> Markup:
-    graph = cast("dict[str, Any]", results.get("graph") or {})
-    if not graph:
+def scenario_graph(entry: ScenarioEntry | None, title: str) -> Markup:
+    graph = entry.graph() if entry is not None else None
+    if graph is None:
         return Markup('<p class="sub">no graph (the graph evaluator did not run)</p>')
-    detections = cast("dict[str, Any]", graph.get("detections") or {})
-    coordination = cast("dict[str, Any]", results.get("coordination") or {})
-    parts = cast("dict[str, dict[str, Any]]", coordination.get("parts") or {})
-    fired = [parts[name] for name in _HELD_UP if name in parts and parts[name].get("fired")]
-    limited = sorted({str(a) for part in fired for a in cast("list[Any]", part.get("agents") or [])})
+    coordination = entry.coordination() if entry is not None else None
+    parts = coordination.parts if coordination is not None else {}
+    limited = sorted({a for name in _HELD_UP if name in parts and parts[name].fired for a in parts[name].agents})
     return agent_graph_svg(
-        cast("list[dict[str, Any]]", graph.get("agents") or []),
-        cast("list[dict[str, Any]]", graph.get("edges") or []),
-        bottlenecks=cast("list[str]", detections.get("bottleneck_agents") or []),
-        isolated=cast("list[str]", detections.get("isolated_agents") or []),
+        graph.agents,
+        graph.edges,
+        bottlenecks=graph.detections.bottleneck_agents,
+        isolated=graph.detections.isolated_agents,
         limited=limited,
         title=title,
     )
 
 
-def _metrics(graph: Mapping[str, Any]) -> list[dict[str, Any]]:
-    detections = cast("dict[str, Any]", graph.get("detections") or {})
-    thresholds = cast("dict[str, Any]", graph.get("thresholds") or {})
-    metrics = cast("dict[str, Any]", graph.get("metrics") or {})
-    workload = cast("dict[str, Any]", metrics.get("workload") or {})
+def _metrics(graph: GraphMetrics) -> list[dict[str, Any]]:
+    detections, thresholds = graph.detections, graph.thresholds
+    workload: dict[str, Any] = graph.metrics.get("workload") or {}
     rows = [
-        ("topology", graph.get("topology"), "described, not scored", False),
-        ("classification / label", f"{graph.get('classification')} / {graph.get('label')}", "", False),
-        ("density", detections.get("density"), f"healthy above {thresholds.get('healthy_density')}",
-         not detections.get("healthy_distribution", False)),
-        ("max flow betweenness", detections.get("max_flow_betweenness"),
-         f"bottleneck above {thresholds.get('bottleneck_betweenness')}", bool(detections.get("bottleneck_agents"))),
-        ("busiest agent's share", detections.get("busiest_share"),
-         f"over-centralised above {thresholds.get('over_centralised_share')}",
-         bool(detections.get("over_centralised"))),
-        ("degree centralisation", metrics.get("degree_centralisation"), "1 = star", False),
+        ("topology", graph.topology, "described, not scored", False),
+        ("classification / label", f"{graph.classification} / {graph.label}", "", False),
+        ("density", detections.density, f"healthy above {thresholds.healthy_density}",
+         not detections.healthy_distribution),
+        ("max flow betweenness", detections.max_flow_betweenness,
+         f"bottleneck above {thresholds.bottleneck_betweenness}", bool(detections.bottleneck_agents)),
+        ("busiest agent's share", detections.busiest_share,
+         f"over-centralised above {thresholds.over_centralised_share}", detections.over_centralised),
+        ("degree centralisation", graph.metrics.get("degree_centralisation"), "1 = star", False),
         ("workload Gini", workload.get("gini"), "0 = even", False),
-        ("bottleneck agents", ", ".join(detections.get("bottleneck_agents") or []) or "none", "",
-         bool(detections.get("bottleneck_agents"))),
-        ("isolated agents", ", ".join(detections.get("isolated_agents") or []) or "none", "",
-         bool(detections.get("isolated_agents"))),
-        ("interactions", graph.get("interactions"), "messages between agents", False),
+        ("bottleneck agents", ", ".join(detections.bottleneck_agents) or "none", "",
+         bool(detections.bottleneck_agents)),
+        ("isolated agents", ", ".join(detections.isolated_agents) or "none", "", bool(detections.isolated_agents)),
+        ("interactions", graph.interactions, "messages between agents", False),
     ]  # fmt: skip
-    return [{"name": name, "value": value, "rule": str(rule), "fired": fired} for name, value, rule, fired in rows]
+    return [{"name": name, "value": value, "rule": rule, "fired": fired} for name, value, rule, fired in rows]
 
 
-_PART_ORDER = ("outcome", "participation", "efficiency", "parallelism", "bottleneck", "robustness", "information_flow")
+def _ordered(parts: Mapping[str, Part]) -> list[str]:
+    return [n for n in PART_ORDER if n in parts] + sorted(set(parts) - set(PART_ORDER))
 
 
-def _coordination(coordination: Mapping[str, Any]) -> dict[str, Any] | None:
-    if not coordination:
+def _coordination(coordination: CoordinationResult | None) -> dict[str, Any] | None:
+    if coordination is None:
         return None
-    parts = cast("dict[str, dict[str, Any]]", coordination.get("parts") or {})
-    ordered = [n for n in _PART_ORDER if n in parts] + sorted(set(parts) - set(_PART_ORDER))
-    weighted = [
-        {"name": name, "value": parts[name].get("value"), "weight": parts[name].get("weight")}
-        for name in ordered
-        if isinstance(parts[name].get("weight"), int | float)
-    ]
+    parts = coordination.parts
+    ordered = _ordered(parts)
     return {
-        "score": coordination.get("score"),
-        "answer_quality": coordination.get("answer_quality"),
-        "coordination_quality": coordination.get("coordination_quality"),
-        "outcome_factor": coordination.get("outcome_factor"),
-        "confidence": coordination.get("confidence"),
-        "weighted": weighted,
-        "hubs": [str(h) for h in cast("list[Any]", coordination.get("hubs") or [])],
+        "score": coordination.score,
+        "answer_quality": coordination.answer_quality,
+        "coordination_quality": coordination.coordination_quality,
+        "outcome_factor": coordination.outcome_factor,
+        "confidence": coordination.confidence,
+        "weighted": [
+            {"name": name, "value": parts[name].value, "weight": parts[name].weight}
+            for name in ordered
+            if parts[name].weight is not None
+        ],
+        "hubs": coordination.hubs,
         "parts": [
             {
                 "name": name,
-                "value": parts[name].get("value"),
-                "weight": parts[name].get("weight"),
-                "confidence": parts[name].get("confidence"),
-                "formula": str(parts[name].get("formula", "")),
-                "fired": ", ".join(str(f) for f in cast("list[Any]", parts[name].get("fired") or [])),
-                "evidence": [str(e) for e in cast("list[Any]", parts[name].get("evidence") or [])],
+                "value": parts[name].value,
+                "weight": parts[name].weight,
+                "confidence": parts[name].confidence,
+                "formula": parts[name].formula,
+                "fired": ", ".join(parts[name].fired),
+                "evidence": parts[name].evidence,
             }
             for name in ordered
         ],
     }
 
 
-def _evaluators(entry: Mapping[str, Any]) -> list[dict[str, Any]]:
-    components = cast("dict[str, Any]", entry.get("score_components") or {})
-    scores = cast("dict[str, float]", components.get("components") or {})
-    weights = cast("dict[str, float]", components.get("weights") or {})
+def _evaluators(entry: ScenarioEntry) -> list[dict[str, Any]]:
+    if entry.score_components is None:
+        return []
+    scores, weights = entry.score_components.components, entry.score_components.weights
     return [{"name": name, "score": scores[name], "weight": weights.get(name)} for name in sorted(scores)]
 
 
-def _judge(results: Mapping[str, Any]) -> dict[str, Any] | None:
-    judge = cast("dict[str, Any]", results.get("llm_judge") or {})
-    if not judge:
+def _judge(judge: JudgeResult | None) -> dict[str, Any] | None:
+    if judge is None:
         return None
     return {
-        "who": f"an LLM ({judge.get('model')})" if judge.get("judge") == "llm" else "the rule-based judge",
-        "why": str(judge["fallback_reason"]) if judge.get("fallback_reason") else None,
-        "reasoning": str(judge.get("reasoning", "")),
-        "strengths": [str(x) for x in cast("list[Any]", judge.get("strengths") or [])],
-        "weaknesses": [str(x) for x in cast("list[Any]", judge.get("weaknesses") or [])],
+        "who": f"an LLM ({judge.model})" if judge.judge == "llm" else "the rule-based judge",
+        "why": judge.fallback_reason or None,
+        "reasoning": judge.reasoning,
+        "strengths": judge.strengths,
+        "weaknesses": judge.weaknesses,
     }
 
 
-def _completeness(entry: Mapping[str, Any]) -> dict[str, Any] | None:
-    completeness = cast("dict[str, Any]", entry.get("completeness") or {})
+def _completeness(entry: ScenarioEntry) -> dict[str, Any] | None:
+    completeness = entry.completeness or {}
     if not completeness:
         return None
     return {
         "complete": bool(completeness.get("complete")),
         "span_count": completeness.get("span_count"),
-        "unmatched": len(cast("list[str]", completeness.get("unmatched_clients") or [])),
-        "orphans": len(cast("list[str]", completeness.get("orphans") or [])),
+        "unmatched": len(completeness.get("unmatched_clients") or []),
+        "orphans": len(completeness.get("orphans") or []),
         "timed_out": bool(completeness.get("timed_out")),
     }
 
 
-def _scenario(entry: Mapping[str, Any], spans: Sequence[SpanData] | None) -> dict[str, Any]:
-    results = cast("dict[str, Any]", entry.get("results") or {})
-    graph = cast("dict[str, Any]", results.get("graph") or {})
+def _scenario(entry: ScenarioEntry, spans: Sequence[SpanData] | None) -> dict[str, Any]:
+    graph = entry.graph()
     return {
-        "id": str(entry["id"]),
-        "passed": bool(entry.get("passed")),
-        "score": entry.get("score"),
-        "answer_quality": entry.get("answer_quality"),
-        "coordination_quality": entry.get("coordination_quality"),
-        "mode": str(entry.get("mode")),
-        "status": str(entry.get("status")),
-        "error": str(entry["error"]) if entry.get("error") else None,
-        "trace_id": str(entry["trace_id"]) if entry.get("trace_id") else None,
-        "graph_svg": _graph(results, str(entry["id"])),
-        "metrics": _metrics(graph) if graph else [],
-        "coordination": _coordination(cast("dict[str, Any]", results.get("coordination") or {})),
+        "id": entry.id,
+        "passed": entry.passed,
+        "score": entry.score,
+        "answer_quality": entry.answer_quality,
+        "coordination_quality": entry.coordination_quality,
+        "mode": entry.mode,
+        "status": entry.status,
+        "error": entry.error or None,
+        "trace_id": entry.trace_id or None,
+        "graph_svg": scenario_graph(entry, entry.id),
+        "metrics": _metrics(graph) if graph is not None else [],
+        "coordination": _coordination(entry.coordination()),
         "evaluators": _evaluators(entry),
-        "judge": _judge(results),
+        "judge": _judge(entry.judge()),
         "completeness": _completeness(entry),
         "waterfall_svg": waterfall_svg(spans) if spans else None,
     }
 
 
-def render_report(document: Mapping[str, Any], spans: Mapping[str, Sequence[SpanData]] | None = None) -> str:
+def render_report(document: ResultsDocument, spans: Mapping[str, Sequence[SpanData]] | None = None) -> str:
     """The report of one ``results.json`` document (one or more rows), as HTML.
 
     Args:
-        document: ``{"participants": ..., "results": [row, ...]}``.
+        document: The document.
         spans: Each scenario's spans, by scenario id (for the waterfalls), when available.
     """
-    rows: list[dict[str, Any]] = []
-    participants = cast("dict[str, Any]", document.get("participants") or {})
-    for row in cast("list[dict[str, Any]]", document.get("results") or []):
-        detail = cast("dict[str, Any]", row.get("detail") or {})
-        rows.append(
-            {
-                "assessment_id": str(row.get("assessment_id")),
-                "score": row.get("score"),
-                "rewards": cast("dict[str, Any]", row.get("task_rewards") or {}),
-                "spread": sorted(cast("dict[str, Any]", detail.get("spread") or {}).items()),
-                "max_score": row.get("max_score"),
-                "pass_rate": row.get("pass_rate"),
-                "scenarios_passed": row.get("scenarios_passed"),
-                "scenarios": row.get("scenarios"),
-                "time_used": row.get("time_used"),
-                "participants": sorted((str(r), str(u)) for r, u in participants.items()),
-                "scenario_list": [
-                    _scenario(entry, (spans or {}).get(str(entry["id"])))
-                    for entry in cast("list[dict[str, Any]]", detail.get("scenarios") or [])
-                ],
-            }
-        )
-    return _page("coordbench assessment report", render("report.html.j2", rows=rows))
+    participants = sorted(document.participants.items())
+    rows = [
+        {
+            "assessment_id": row.assessment_id,
+            "score": row.score,
+            "rewards": row.task_rewards,
+            "spread": sorted(row.detail.spread.items()),
+            "max_score": row.max_score,
+            "pass_rate": row.pass_rate,
+            "scenarios_passed": row.scenarios_passed,
+            "scenarios": row.scenarios,
+            "time_used": row.time_used,
+            "participants": participants,
+            "scenario_list": [_scenario(entry, (spans or {}).get(entry.id)) for entry in row.detail.scenarios],
+        }
+        for row in document.results
+    ]
+    return page_html("coordbench assessment report", render("report.html.j2", rows=rows))
 
 
 def _safe_link(link: str) -> str:
@@ -225,44 +217,40 @@ def _safe_link(link: str) -> str:
     return link if scheme in ("", "http", "https") else "#"
 
 
-def _flags(detections: Mapping[str, Any]) -> list[str]:
+def _flags(detections: Detections) -> list[str]:
     """The PRD's flags that fired, in words: they describe the shape (never a score)."""
     flags: list[str] = []
-    if detections.get("bottleneck_agents"):
-        flags.append("bottleneck: " + ", ".join(str(a) for a in cast("list[Any]", detections["bottleneck_agents"])))
-    if detections.get("isolated_agents"):
-        flags.append("isolated: " + ", ".join(str(a) for a in cast("list[Any]", detections["isolated_agents"])))
-    if detections.get("over_centralised"):
+    if detections.bottleneck_agents:
+        flags.append("bottleneck: " + ", ".join(detections.bottleneck_agents))
+    if detections.isolated_agents:
+        flags.append("isolated: " + ", ".join(detections.isolated_agents))
+    if detections.over_centralised:
         flags.append("over-centralised")
     return flags
 
 
-def render_comparison(items: Sequence[tuple[str, Mapping[str, Any], str]]) -> str:
+def render_comparison(items: Sequence[tuple[str, ResultsDocument, str]]) -> str:
     """Several assessments side by side: ``(title, results.json document, link to its report)`` each."""
     teams: list[dict[str, Any]] = []
     for title, document, link in items:
-        row = cast("dict[str, Any]", (document.get("results") or [{}])[0])
-        detail = cast("dict[str, Any]", row.get("detail") or {})
-        entries = cast("list[dict[str, Any]]", detail.get("scenarios") or [])
-        first = entries[0] if entries else {}
-        results = cast("dict[str, Any]", first.get("results") or {})
-        graph = cast("dict[str, Any]", results.get("graph") or {})
-        rewards = cast("dict[str, Any]", row.get("task_rewards") or {})
+        row = document.results[0] if document.results else None
+        first = row.detail.scenarios[0] if row is not None and row.detail.scenarios else None
+        graph = first.graph() if first is not None else None
         teams.append(
             {
                 "title": title,
                 "link": _safe_link(link),
-                "score": row.get("score"),
-                "answer": rewards.get("answer_quality"),
-                "coordination": rewards.get("coordination_quality"),
-                "passed": row.get("scenarios_passed"),
-                "scenarios": row.get("scenarios"),
-                "weaknesses": [str(w) for w in cast("list[Any]", detail.get("weaknesses") or [])][:3],
-                "topology": str(graph.get("topology")),
-                "classification": str(graph.get("classification")),
-                "flags": _flags(cast("dict[str, Any]", graph.get("detections") or {})),
-                "label": str(graph.get("label")),
-                "graph_svg": _graph(results, title),
+                "score": row.score if row else None,
+                "answer": row.task_rewards.answer_quality if row else None,
+                "coordination": row.task_rewards.coordination_quality if row else None,
+                "passed": row.scenarios_passed if row else None,
+                "scenarios": row.scenarios if row else None,
+                "weaknesses": row.detail.weaknesses[:3] if row else [],
+                "topology": str(graph.topology if graph else None),
+                "classification": str(graph.classification if graph else None),
+                "flags": _flags(graph.detections) if graph else [],
+                "label": str(graph.label if graph else None),
+                "graph_svg": scenario_graph(first, title),
             }
         )
-    return _page("coordbench: teams compared", render("comparison.html.j2", teams=teams))
+    return page_html("coordbench: teams compared", render("comparison.html.j2", teams=teams))

@@ -8,13 +8,14 @@ agents sorted by name; the waterfall places spans by their times.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import networkx as nx
 from markupsafe import Markup
 
+from coordbench.graph.metrics.result import AgentSummary, EdgeSummary
 from coordbench.graph.steptree import StepTree
 from coordbench.report.templates import render
 from coordbench.spans import SpanData, SpanKind, StatusCode
@@ -88,8 +89,8 @@ class _Edge:
 
 
 def agent_graph_svg(
-    agents: Sequence[Mapping[str, Any]],
-    edges: Sequence[Mapping[str, Any]],
+    agents: Sequence[AgentSummary],
+    edges: Sequence[EdgeSummary],
     *,
     bottlenecks: Sequence[str] = (),
     isolated: Sequence[str] = (),
@@ -99,8 +100,8 @@ def agent_graph_svg(
     """The agent graph: node size = load (requests served + calls made), edge width = calls.
 
     Args:
-        agents: ``GraphMetrics.agents`` entries (``name``, ``role``, ``requests``, ``calls``).
-        edges: ``GraphMetrics.edges`` entries (``caller``, ``callee``, ``count``, ``errors``).
+        agents: ``GraphMetrics.agents`` (their ``name``, ``role``, ``requests`` and ``calls`` are drawn).
+        edges: ``GraphMetrics.edges`` (their ``caller``, ``callee``, ``count`` and ``errors`` are drawn).
         bottlenecks: Agents the PRD's rules flag as bottlenecks (high betweenness): a description
             of the shape, drawn as an amber ring, never as a fault.
         isolated: Agents flagged as isolated (drawn grey, dashed).
@@ -112,16 +113,16 @@ def agent_graph_svg(
         An ``<svg>`` element (every name in it escaped); nodes carry ``data-agent``, edges
         ``data-edge="caller->callee"``. An empty graph is an empty picture.
     """
-    names = sorted(str(a["name"]) for a in agents)
-    pairs = [(str(e["caller"]), str(e["callee"])) for e in edges if e["caller"] != e["callee"]]
+    names = sorted(a.name for a in agents)
+    pairs = [(e.caller, e.callee) for e in edges if e.caller != e.callee]
     position = _positions(names, pairs) if names else {}
-    load = {str(a["name"]): int(a.get("requests", 0)) + int(a.get("calls", 0)) for a in agents}
+    load = {a.name: a.requests + a.calls for a in agents}
     most = max(load.values(), default=1) or 1
     radius = {n: 12 + 14 * math.sqrt(load[n] / most) for n in names}
-    counts = [int(e.get("count", 1)) for e in edges] or [1]
+    counts = [e.count for e in edges] or [1]
     drawn: list[_Edge] = []
-    for e in sorted(edges, key=lambda e: (str(e["caller"]), str(e["callee"]))):
-        caller, callee = str(e["caller"]), str(e["callee"])
+    for e in sorted(edges, key=lambda e: (e.caller, e.callee)):
+        caller, callee = e.caller, e.callee
         if caller == callee or caller not in position or callee not in position:
             continue
         (x1, y1), (x2, y2) = position[caller], position[callee]
@@ -135,13 +136,13 @@ def agent_graph_svg(
                 y1=y1 + uy * radius[caller],
                 x2=x2 - ux * (radius[callee] + 2),
                 y2=y2 - uy * (radius[callee] + 2),
-                width=1.5 + 4.5 * int(e.get("count", 1)) / max(counts),
-                colour="#c0392b" if int(e.get("errors", 0)) else "#555",
-                count=e.get("count", 1),
-                errors=e.get("errors", 0),
+                width=1.5 + 4.5 * e.count / max(counts),
+                colour="#c0392b" if e.errors else "#555",
+                count=e.count,
+                errors=e.errors,
             )
         )
-    roles = {str(a["name"]): str(a.get("role", "agent")) for a in agents}
+    roles = {a.name: a.role for a in agents}
     nodes: list[_Node] = []
     for name in names:
         x, y = position[name]
@@ -198,8 +199,18 @@ class _Bar:
     duration_ms: float
 
 
-def waterfall_svg(spans: Sequence[SpanData], *, width: int = 900, row: int = 16, limit: int = 400) -> Markup:
+def waterfall_svg(
+    spans: Sequence[SpanData], *, width: int = 900, row: int = 16, limit: int = 400, span_ns: int | None = None
+) -> Markup:
     """Each span as a bar on a shared time axis, depth first; critical-path segments highlighted.
+
+    Args:
+        spans: The spans.
+        width: Width of the picture.
+        row: Height of a bar's row.
+        limit: Spans drawn at most.
+        span_ns: Time the axis covers from the first start (at least the spans' own): two
+            waterfalls given the same one share a scale, so they line up.
 
     Returns:
         An ``<svg>`` element; bars carry ``data-span`` (span id), critical segments ``class="critical"``.
@@ -210,7 +221,7 @@ def waterfall_svg(spans: Sequence[SpanData], *, width: int = 900, row: int = 16,
     rows = list(tree.walk())[:limit]
     start = min(s.start_time_unix_nano for _, s in rows)
     end = max(s.end_time_unix_nano for _, s in rows)
-    total = max(1, end - start)
+    total = max(1, end - start, span_ns or 0)
     label_w = 300
     plot = width - label_w - 10
     top = 26  # the legend's row
