@@ -62,7 +62,20 @@ async def test_latency_evaluator() -> None:
     assert result.slowest_agent == "C"
     assert result.slowest_relative == pytest.approx(38 / 28)
     assert result.critical_path_ms == pytest.approx(100.0)
+    # walking back from A's end: C (50-90) finished last, and B (10-40) ended before C began
+    assert result.critical_path_calls == ["H -> A", "A -> B", "A -> C"]
     assert "only within one run" in result.note
+
+
+async def test_a_call_in_the_shadow_of_a_longer_one_is_not_on_the_critical_path() -> None:
+    spans = team_trace()
+    b_client, b_server = spans[3], spans[4]
+    # B now runs 50-60, beside C (50-90): the team waited for C, never for B
+    ms = 1_000_000
+    spans[3] = b_client._replace(start_time_unix_nano=50 * ms, end_time_unix_nano=60 * ms)
+    spans[4] = b_server._replace(start_time_unix_nano=51 * ms, end_time_unix_nano=59 * ms)
+    result = await LatencyEvaluator().evaluate(context(spans))
+    assert result.critical_path_calls == ["H -> A", "A -> C"]
 
 
 def test_protocol_summary_counts_failures_retries_and_sizes() -> None:

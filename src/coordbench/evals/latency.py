@@ -11,9 +11,11 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from coordbench.evals.base import TIER_ANALYSIS, EvalContext, Evaluator
+from coordbench.evals.calls import Call
+from coordbench.graph.steptree import CriticalPath
 from coordbench.spantree import is_agent_server_span
 from coordbench.steps import CallType, call_type_of
 
@@ -85,6 +87,9 @@ class LatencyResult(BaseModel):
             (``None`` with fewer than two agents or a zero median).
         critical_path_ms: Length of the critical path of the trace.
         critical_path_by_agent_ms: Each agent's part of the critical path.
+        critical_path_calls: The calls the critical path went through, as ``caller -> callee``,
+            in the order they started: what a change must shorten to make the team faster (a
+            comparison reads which calls joined or left it).
         note: How far the figures can be compared.
     """
 
@@ -98,7 +103,23 @@ class LatencyResult(BaseModel):
     slowest_relative: float | None
     critical_path_ms: float
     critical_path_by_agent_ms: dict[str, float]
+    critical_path_calls: list[str] = Field(default_factory=list[str])
     note: str = COMPARABILITY_NOTE
+
+
+def _calls_on(path: CriticalPath, ctx: EvalContext) -> list[str]:
+    """The calls whose span, or a span below it, holds a piece of the critical path, as ``caller -> callee``."""
+    on_path: set[str] = set()
+    for span_id, *_ in path.segments:
+        span = ctx.tree.get(span_id)
+        if span is not None and span_id not in on_path:
+            on_path.add(span_id)
+            on_path.update(a.span_id for a in ctx.tree.ancestors(span))
+    return [f"{c.caller} -> {c.callee}" for c in sorted(ctx.calls, key=_started) if c.span_id in on_path]
+
+
+def _started(call: Call) -> tuple[int, str]:
+    return call.start_unix_nano, call.span_id
 
 
 class LatencyEvaluator(Evaluator):
@@ -151,4 +172,5 @@ class LatencyEvaluator(Evaluator):
             slowest_relative=relative,
             critical_path_ms=path.length_ms,
             critical_path_by_agent_ms=path.by_agent_ms,
+            critical_path_calls=_calls_on(path, ctx),
         )
