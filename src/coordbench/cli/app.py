@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 
 from coordbench.cli.assess import assess
+from coordbench.cli.compare import compare
 from coordbench.cli.demo import demo
 from coordbench.cli.evaluate import evaluate
 from coordbench.cli.green import green
@@ -37,6 +38,7 @@ app.command("receiver")(receiver)
 app.command("groundtruth")(groundtruth)
 app.command("purple")(purple)
 app.command("report")(report)
+app.command("compare")(compare)
 app.command(
     "tau2",
     context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []},
