@@ -284,15 +284,31 @@ def agentbeats_results(report: AssessmentReport) -> ResultsDocument:
     return ResultsDocument.of([result_row(report)])
 
 
-async def trace_results(spans: Sequence[SpanData], trace_id: str) -> ResultsDocument:
+async def trace_results(
+    spans: Sequence[SpanData],
+    trace_id: str,
+    *,
+    participants: Sequence[str] = (),
+    task: str = "",
+    references: Sequence[str] = (),
+) -> ResultsDocument:
     """A results document for a stored trace, re-evaluated (per scenario for an assessment's trace).
 
     The participants are the agents the trace shows (no address is known: each is given as
     ``seen in the trace``), and the time used is the trace's span from first start to last end.
+
+    Args:
+        spans: The trace's spans.
+        trace_id: The trace (the assessment's id in the document).
+        participants: The team's members, when known (a member that never took part is then idle).
+        task: The task of a plain trace (one that holds no assessment), when known.
+        references: What a good answer to it holds.
     """
+    from coordbench.evals import EvalScenario
     from coordbench.evals.replay import evaluate_spans
 
-    evaluations = await evaluate_spans(spans)
+    known = [EvalScenario(id=trace_id, task=task, references=list(references))] if task or references else []
+    evaluations = await evaluate_spans(spans, scenarios=known, participants=participants)
     scenarios = [
         ScenarioReport(id=e.scenario, mode="live", status="evaluated", trace_id=trace_id, evaluation=e)
         for e in evaluations

@@ -10,6 +10,8 @@ process is left behind, after success or after Ctrl-C.
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -21,7 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
+from coordbench.cli import app
 from coordbench.demo import DemoRun, run_demo, shaped_teams
 from coordbench.purple import load_team
 from support.consistency import contradictions
@@ -51,6 +55,9 @@ EXPECTED = {  # shape -> (topology, label): what the live team's structure must 
     "isolated": ("star", "partial_isolation"),
 }
 TIMING = {"critical_path", "parallelism"}  # metrics of span times: they differ between runs
+
+
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def _marker_processes(marker: str) -> list[int]:
@@ -107,6 +114,30 @@ def test_every_shape_is_told_apart_twice_alike_and_nothing_is_left_behind(
     assert "relay" in _scenario(runs[0], "bottleneck")["results"]["coordination"]["parts"]["parallelism"]["agents"]
     assert (tmp_path / "run1" / "index.html").exists() and (tmp_path / "run1" / "star" / "report.html").exists()
     assert _marker_processes(marker) == []
+    # the same team twice is no coordination regression (one run a side: the busy-machine tolerance)
+    for shape in EXPECTED:
+        same = CliRunner().invoke(
+            app,
+            [
+                "compare",
+                str(tmp_path / "run1" / shape / "results.json"),
+                str(tmp_path / "run2" / shape / "results.json"),
+                "--fail-on",
+                "regression",
+            ],
+        )
+        assert same.exit_code == 0, (shape, same.output)
+    # the README's comparison, as written, on these results: the bottleneck is the star's regression
+    command = re.search(r"^(coordbench compare .*?)$", README.read_text(encoding="utf-8").replace("\\\n", ""), re.M)
+    assert command is not None, "README lost its compare command"
+    (tmp_path / "output").mkdir()
+    (tmp_path / "output" / "demo").symlink_to(tmp_path / "run1")
+    argv = [str(Path(sys.executable).parent / "coordbench"), *shlex.split(command.group(1))[1:]]
+    readme = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, check=False,
+                            timeout=300, env={**os.environ, "COLUMNS": "200"})  # fmt: skip
+    assert readme.returncode == 1, readme.stderr
+    assert "regression: parallelism<-0.1: scenario" in readme.stderr
+    assert (tmp_path / "output" / "compare.html").exists()
 
 
 def test_fault_variants_complete_and_name_what_went_wrong(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,7 +12,8 @@ from coordbench.compare.model import Comparison, Delta, ScenarioComparison
 
 __all__ = ["facts", "markdown", "tables", "verdict_text"]
 
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|<>&~])")
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|<>&])")
+"""What could make text markup: HTML (``<``, ``>``, ``&``), links and images (``[``), code, emphasis, table cells."""
 
 
 def _md(text: str) -> str:
@@ -90,7 +91,7 @@ def markdown(comparison: Comparison, failures: list[str] | None = None) -> str:
     out = [
         "## coordbench: coordination compared",
         "",
-        f"Base: `{_md(comparison.base)}` · head: `{_md(comparison.head)}` · **{_headline(comparison)}**",
+        f"Base: {_md(comparison.base)} · head: {_md(comparison.head)} · **{_headline(comparison)}**",
         "",
     ]
 
