@@ -157,3 +157,38 @@ def test_the_page_opens_in_chromium_with_both_graphs(files: dict[str, Path], tmp
     assert 'data-comparison="regression"' in dom
     assert dom.count("<svg") >= 2 and 'data-side="base"' in dom and 'data-side="head"' in dom
     assert 'data-delta="parallelism" data-verdict="regression"' in dom
+
+
+def _traced(team: object, trace_id: str) -> list[object]:
+    return [s._replace(trace_id=trace_id) for s in team_spans(team)]  # type: ignore[arg-type]
+
+
+def test_trace_ids_on_a_receiver_and_waterfalls_for_results(files: dict[str, Path], tmp_path: Path) -> None:
+    import httpx
+
+    from coordbench.otlp.encode import export_request
+    from support.commands import ServerProcess
+
+    base_id, head_id, absent = "1" * 32, "2" * 32, "3" * 32
+    receiver = ServerProcess("receiver", "--no-grpc")
+    try:
+        for trace_id, team in ((base_id, STAR), (head_id, SERIAL)):
+            body = export_request(_traced(team, trace_id)).SerializeToString()  # type: ignore[arg-type]
+            sent = httpx.post(f"{receiver.url}/v1/traces", content=body,
+                              headers={"Content-Type": "application/x-protobuf"}, timeout=30)  # fmt: skip
+            assert sent.status_code == 200, sent.text
+        page = tmp_path / "ids.html"
+        result = runner.invoke(app, ["compare", base_id, head_id, "--receiver", receiver.url, "--json",
+                                     "--html", str(page), "--fail-on", "parallelism<-0.1"])  # fmt: skip
+        assert result.exit_code == 1, result.output
+        assert json.loads(result.stdout)["scenarios"][0]["trace_ids"] == [[base_id], [head_id]]
+        assert page.read_text(encoding="utf-8").count('<svg class="waterfall"') == 2  # base and head, one scale
+        missing = runner.invoke(app, ["compare", base_id, absent, "--receiver", receiver.url])
+        assert missing.exit_code == 2 and f"/v1/traces/{absent} answered 404" in _said(missing)
+        # results.json whose trace ids the receiver does not hold: the page is written, the waterfalls left out
+        page = tmp_path / "results.html"
+        kept = runner.invoke(app, ["compare", str(files["star"]), str(files["serial"]), "--receiver", receiver.url,
+                                   "--html", str(page)])  # fmt: skip
+        assert kept.exit_code == 0 and "is left out" in _said(kept) and page.exists()
+    finally:
+        receiver.stop()

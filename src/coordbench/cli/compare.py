@@ -99,16 +99,20 @@ def _load(source: str, receiver: str | None, token: str | None) -> _Side:
     return side
 
 
-def _fetch_spans(sides: list[_Side], receiver: str, token: str | None) -> None:
-    """The first run's trace of each scenario of results.json sides, for the waterfalls."""
+def _fetch_spans(sides: list[_Side], receiver: str, token: str | None, console: Console) -> None:
+    """Each scenario's first traced run of results.json sides, for the waterfalls (a trace not found is left out)."""
     from coordbench.cli.evaluate import fetch_trace
     from coordbench.compare.diff import scenario_runs
+    from coordbench.tracefile import TraceFileError
 
     for side in sides:
         for runs in scenario_runs(side.rows).values():
             trace_id = runs[0].trace_id
             if trace_id and trace_id not in side.spans:
-                side.spans[trace_id] = fetch_trace(receiver, trace_id, token)
+                try:
+                    side.spans[trace_id] = fetch_trace(receiver, trace_id, token)
+                except TraceFileError as exc:
+                    console.print(f"[yellow]the waterfall of trace {trace_id} is left out:[/yellow] {exc}")
 
 
 def compare(
@@ -153,7 +157,7 @@ def compare(
         with console.status("reading and evaluating the two sides..."):
             sides = [_load(base, receiver, token), _load(head, receiver, token)]
             if html is not None and receiver is not None:
-                _fetch_spans(sides, receiver, token)
+                _fetch_spans(sides, receiver, token, console)
     except CompareInputError as exc:
         console.print(f"[red]error:[/red] {exc}", soft_wrap=True)
         raise typer.Exit(2) from exc
