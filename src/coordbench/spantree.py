@@ -151,8 +151,12 @@ class SpanTree:
 
     def __init__(self, spans: Iterable[SpanData]) -> None:
         """Index ``spans`` by id and by parent."""
+        given = tuple(spans)
+        self.given: tuple[SpanData, ...] = given
+        """The spans as given (their order, a repeated id too): what :meth:`subtree` and
+        :meth:`completeness` read, so they answer as for the list."""
         by_id: dict[str, SpanData] = {}
-        for span in spans:
+        for span in given:
             by_id.setdefault(span.span_id, span)
         self._by_id = by_id
         self._cut = _cycle_cuts(by_id)
@@ -234,6 +238,66 @@ class SpanTree:
             out.append(span)
             stack.extend(reversed(self._children.get(span.span_id, ())))
         return out
+
+    def completeness(self, trace_id: str, idle_seconds: float, *, open_spans: Collection[str] = ()) -> Completeness:
+        """Work out the completeness of the trace these spans are.
+
+        Args:
+            trace_id: The trace.
+            idle_seconds: Seconds since it last grew.
+            open_spans: Span ids known to be still running (an assessment's root span, say):
+                children pointing at them are not orphans.
+        """
+        spans = self.given
+        known = {s.span_id for s in spans} | set(open_spans)
+        orphans = sorted(
+            {s.parent_span_id for s in spans if s.parent_span_id is not None and s.parent_span_id not in known}
+        )
+        unmatched = sorted(
+            s.span_id
+            for s in spans
+            if s.kind is SpanKind.CLIENT
+            and semconv.A2A_METHOD in s.attributes
+            and s.status_code is not StatusCode.ERROR
+            and answer_of(s, self.children_of, any_server=True) is None
+        )
+        roots = sorted(s.span_id for s in spans if s.parent_span_id is None)
+        return Completeness(
+            trace_id=trace_id,
+            span_count=len(spans),
+            orphans=tuple(orphans),
+            unmatched_clients=tuple(unmatched),
+            roots=tuple(roots),
+            idle_seconds=idle_seconds,
+            complete=bool(spans) and not orphans and not unmatched,
+        )
+
+    def subtree(self, root: str, *, open_spans: Collection[str] = ()) -> tuple[list[SpanData], list[SpanData]]:
+        """The spans under ``root`` (itself included), and the loose ones that might belong there.
+
+        Loose spans hang (directly or through other spans) from a parent that has not arrived,
+        so where they belong is not known yet: a subtree is complete only without any. Spans
+        hanging from one of ``open_spans`` (known to be still running, so not sent yet) and from
+        ``root``'s own parent are not loose: they are known to be elsewhere. A parent cycle (bad
+        input) is cut at its earliest span: a cycle that ``root`` does not reach through that cut
+        hangs from nothing and is in neither list.
+
+        Returns:
+            ``(subtree, loose)``, each in the order the spans were given.
+        """
+        top = self.get(root)
+        elsewhere = set(open_spans)
+        if top is not None and top.parent_span_id is not None:
+            elsewhere.add(top.parent_span_id)
+        inside = {s.span_id for s in self.descendants(root)}
+        loose: set[str] = set()
+        for orphan in self.orphans:
+            parent = orphan.parent_span_id
+            if parent is None or parent in elsewhere or self.get(parent) is not None:  # cycles are cut, not lost
+                continue
+            loose.update(s.span_id for s in self.descendants(orphan.span_id))
+        loose -= inside
+        return [s for s in self.given if s.span_id in inside], [s for s in self.given if s.span_id in loose]
 
     def walk(self) -> Iterator[tuple[int, SpanData]]:
         """Every span as ``(depth, span)``, depth first; roots first, then orphans as roots."""
@@ -476,68 +540,16 @@ class Completeness:
 
 
 def completeness_of(
-    trace_id: str, spans: Sequence[SpanData], idle_seconds: float, *, open_spans: Collection[str] = ()
+    trace_id: str, spans: Sequence[SpanData] | SpanTree, idle_seconds: float, *, open_spans: Collection[str] = ()
 ) -> Completeness:
-    """Work out the completeness of a trace from its spans.
-
-    Args:
-        trace_id: The trace.
-        spans: Its spans.
-        idle_seconds: Seconds since it last grew.
-        open_spans: Span ids known to be still running (an assessment's root span, say):
-            children pointing at them are not orphans.
-    """
-    tree = SpanTree(spans)
-    known = {s.span_id for s in spans} | set(open_spans)
-    orphans = sorted(
-        {s.parent_span_id for s in spans if s.parent_span_id is not None and s.parent_span_id not in known}
-    )
-    unmatched = sorted(
-        s.span_id
-        for s in spans
-        if s.kind is SpanKind.CLIENT
-        and semconv.A2A_METHOD in s.attributes
-        and s.status_code is not StatusCode.ERROR
-        and answer_of(s, tree.children_of, any_server=True) is None
-    )
-    roots = sorted(s.span_id for s in spans if s.parent_span_id is None)
-    return Completeness(
-        trace_id=trace_id,
-        span_count=len(spans),
-        orphans=tuple(orphans),
-        unmatched_clients=tuple(unmatched),
-        roots=tuple(roots),
-        idle_seconds=idle_seconds,
-        complete=bool(spans) and not orphans and not unmatched,
-    )
+    """Work out the completeness of a trace from its spans (see :meth:`SpanTree.completeness`)."""
+    tree = spans if isinstance(spans, SpanTree) else SpanTree(spans)
+    return tree.completeness(trace_id, idle_seconds, open_spans=open_spans)
 
 
 def subtree_of(
-    spans: Sequence[SpanData], root: str, *, open_spans: Collection[str] = ()
+    spans: Sequence[SpanData] | SpanTree, root: str, *, open_spans: Collection[str] = ()
 ) -> tuple[list[SpanData], list[SpanData]]:
-    """The spans under ``root`` (itself included), and the loose ones that might belong there.
-
-    Loose spans hang (directly or through other spans) from a parent that has not arrived,
-    so where they belong is not known yet: a subtree is complete only without any. Spans
-    hanging from one of ``open_spans`` (known to be still running, so not sent yet) and from
-    ``root``'s own parent are not loose: they are known to be elsewhere. A parent cycle (bad
-    input) is cut at its earliest span, as :class:`SpanTree` cuts it: a cycle that ``root``
-    does not reach through that cut hangs from nothing and is in neither list.
-
-    Returns:
-        ``(subtree, loose)``, each in the order of ``spans``.
-    """
-    tree = SpanTree(spans)
-    top = tree.get(root)
-    elsewhere = set(open_spans)
-    if top is not None and top.parent_span_id is not None:
-        elsewhere.add(top.parent_span_id)
-    inside = {s.span_id for s in tree.descendants(root)}
-    loose: set[str] = set()
-    for orphan in tree.orphans:
-        parent = orphan.parent_span_id
-        if parent is None or parent in elsewhere or tree.get(parent) is not None:  # cycles are cut, not lost
-            continue
-        loose.update(s.span_id for s in tree.descendants(orphan.span_id))
-    loose -= inside
-    return [s for s in spans if s.span_id in inside], [s for s in spans if s.span_id in loose]
+    """The spans under ``root`` (itself included), and the loose ones (see :meth:`SpanTree.subtree`)."""
+    tree = spans if isinstance(spans, SpanTree) else SpanTree(spans)
+    return tree.subtree(root, open_spans=open_spans)

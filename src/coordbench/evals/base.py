@@ -143,7 +143,7 @@ class EvalContext:
     @classmethod
     def build(
         cls,
-        spans: Iterable[SpanData],
+        spans: Iterable[SpanData] | SpanTree,
         *,
         scenario: EvalScenario,
         config: EvalConfig | None = None,
@@ -153,9 +153,9 @@ class EvalContext:
         outcome: TeamOutcome | None = None,
         unreachable: Mapping[str, str] | None = None,
     ) -> EvalContext:
-        """Index the spans once (tree, StepTree, agent graph) for all evaluators."""
-        span_list = list(spans)
-        tree = SpanTree(span_list)
+        """Index the spans once (tree, StepTree, agent graph) for all evaluators; a tree given is not rebuilt."""
+        tree = spans if isinstance(spans, SpanTree) else SpanTree(spans)
+        span_list = list(tree.given)
         graph = build_agent_graph(tree, hosts=hosts)
         down = dict(sorted((unreachable or {}).items()))
         declared = tuple(sorted(set(participants) | set(down)))

@@ -24,7 +24,7 @@ from coordbench.evals.config import EvalConfig
 from coordbench.evals.pipeline import EvalPipeline, ScenarioEvaluation
 from coordbench.graph.metrics.result import canonical_json
 from coordbench.spans import SpanData, StatusCode
-from coordbench.spantree import SpanTree, completeness_of, is_agent_call, subtree_of
+from coordbench.spantree import SpanTree, is_agent_call
 from coordbench.steps import CallType, call_type_of
 
 __all__ = ["TraceEvaluation", "evaluate_spans", "evaluate_trace", "recorded_config", "scenario_spans"]
@@ -119,7 +119,7 @@ def scenario_spans(spans: Sequence[SpanData]) -> dict[str, list[SpanData]]:
     tree = SpanTree(spans)
     out: dict[str, list[SpanData]] = {}
     for top in _scenario_tops(tree):
-        subtree, _loose = subtree_of(list(spans), top.span_id)
+        subtree, _loose = tree.subtree(top.span_id)
         out[top.attribute_str(semconv.COORDBENCH_SCENARIO_ID) or top.span_id] = subtree
     return out
 
@@ -154,16 +154,16 @@ async def evaluate_spans(
         trace_ids = sorted(tree.trace_ids)
         scenario_id = trace_ids[0] if len(trace_ids) == 1 else f"{len(trace_ids)}-traces"
         scenario = known.get(scenario_id, EvalScenario(id=scenario_id))
-        ctx = EvalContext.build(spans, scenario=scenario, config=config, participants=declared)
+        ctx = EvalContext.build(tree, scenario=scenario, config=config, participants=declared)
         return [await pipeline.run(ctx)]
     for top in tops:
         scenario_id = top.attribute_str(semconv.COORDBENCH_SCENARIO_ID) or top.span_id
-        subtree, _loose = subtree_of(list(spans), top.span_id)
+        subtree = SpanTree(tree.subtree(top.span_id)[0])
         host = tree.agent_of(top)
         scenario = known.get(scenario_id) or _recorded_scenario(top, scenario_id)
         # as the assessor judged it: the scenario's subtree, its parent (the assessment's root) open
-        completeness = completeness_of(
-            top.trace_id, subtree, 0.0, open_spans={top.parent_span_id} if top.parent_span_id else set()
+        completeness = subtree.completeness(
+            top.trace_id, 0.0, open_spans={top.parent_span_id} if top.parent_span_id else set()
         )
         recorded = top.attributes.get(semconv.COORDBENCH_SCENARIO_PARTICIPANTS)
         members = declared or ([str(m) for m in recorded] if isinstance(recorded, list | tuple) else [])

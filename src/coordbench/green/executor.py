@@ -142,13 +142,16 @@ class GreenExecutor(AgentExecutor):
     async def _publish(self, report: AssessmentReport, team: str) -> list[Path]:
         """Write the results and the report (each under the team's name, and as the newest pair); the files."""
         trace_ids = sorted({s.trace_id for s in report.scenarios if s.mode == "live" and s.trace_id})
-        spans: list[SpanData] = []
-        for trace_id in trace_ids:
-            snapshot = self.store.get(trace_id)
-            if snapshot is not None:
-                spans.extend(snapshot.spans)
         document = agentbeats_results(report)
-        return await asyncio.to_thread(self.reports.add, report.assessment_id, document, spans, team=_file_safe(team))
+
+        # the traces' spans are copied here, on the store's loop, and decoded and drawn on a worker thread
+        builders = [b for b in (self.store.snapshot_builder(t) for t in trace_ids) if b is not None]
+
+        def publish() -> list[Path]:
+            spans: list[SpanData] = [span for build in builders for span in build().spans]
+            return self.reports.add(report.assessment_id, document, spans, team=_file_safe(team))
+
+        return await asyncio.to_thread(publish)
 
     async def _say(self, updater: TaskUpdater, line: str) -> None:
         await updater.update_status(TaskState.TASK_STATE_WORKING, updater.new_agent_message([Part(text=line)]))
