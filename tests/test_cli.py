@@ -189,3 +189,15 @@ def test_an_output_path_is_checked_without_leaving_a_file_or_touching_one(tmp_pa
     assert kept.read_text() == "earlier results"
     with pytest.raises(typer.BadParameter, match=r"cannot write .*: Is a directory"):
         check_writable(tmp_path, "--output")
+
+
+def test_bad_purple_settings_are_all_named_at_once() -> None:
+    from typer.testing import CliRunner
+
+    from coordbench.cli import app
+
+    result = CliRunner().invoke(app, ["purple", "--role", "writer", "--shape", "star", "--port", "70000",
+                                      "--pace", "-1"])  # fmt: skip
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert "port: Input should be less than or equal to 65535; pace: Input should be greater than or equal to 0" in said

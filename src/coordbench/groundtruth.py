@@ -41,7 +41,7 @@ from typing import Any, cast
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from coordbench import jsontext, semconv
-from coordbench.errors import CoordbenchError
+from coordbench.errors import CoordbenchError, describe_validation_error
 from coordbench.graph.metrics import GraphMetrics, Label, Thresholds
 from coordbench.spans import SpanData, SpanKind
 
@@ -145,9 +145,7 @@ def load_ground_truth(path: str | Path) -> GroundTruth:
     try:
         truth = GroundTruth.model_validate(raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        raise GroundTruthError(f"{file}: {where}: {first['msg']} ({exc.error_count()} problem(s))") from exc
+        raise GroundTruthError(f"{file}: {describe_validation_error(exc, whole='(top level)')}") from exc
     ids = [s.id for s in truth.scenarios]
     if len(set(ids)) != len(ids):
         raise GroundTruthError(f"{file}: scenario ids must be unique")

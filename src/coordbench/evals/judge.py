@@ -19,7 +19,7 @@ from typing import Any, Literal, cast
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from coordbench import jsontext
-from coordbench.errors import CoordbenchError
+from coordbench.errors import CoordbenchError, describe_validation_error
 from coordbench.evals.base import TIER_JUDGEMENT, EvalContext, Evaluator
 from coordbench.evals.coordination import CoordinationResult, assess_coordination
 from coordbench.evals.judge_prompt import JUDGMENT_SCHEMA, WireJudgment, build_prompt, find_injections
@@ -157,7 +157,7 @@ async def _ask_llm(ctx: EvalContext, messages: list[dict[str, str]]) -> WireJudg
     try:
         return WireJudgment.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'answer'}: {e['msg']}" for e in exc.errors()[:3])
+        problems = describe_validation_error(exc, whole="answer", limit=3)
         raise JudgeUnavailableError(f"the answer breaks the schema: {problems}") from exc
 
 

@@ -77,6 +77,7 @@ def purple(
     """
     from pydantic import ValidationError
 
+    from coordbench.errors import describe_validation_error
     from coordbench.purple.server import PurpleSettings, serve_member
 
     console = Console(stderr=True)
@@ -91,7 +92,7 @@ def purple(
         overrides = {"host": host, "port": port, "card_url": card_url, "registry": registry, "pace": pace}
         settings = PurpleSettings(**{k: v for k, v in overrides.items() if v is not None})  # type: ignore[arg-type]
     except ValidationError as exc:
-        console.print(f"[red]error:[/red] {exc.errors()[0]['loc'][0]}: {exc.errors()[0]['msg']}")
+        console.print(f"[red]error:[/red] {describe_validation_error(exc, whole='settings')}")
         raise typer.Exit(2) from exc
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from coordbench.a2a import DEFAULT_TIMEOUT
-from coordbench.errors import ConfigurationError
+from coordbench.errors import ConfigurationError, describe_validation_error
 from coordbench.redaction import register_secret
 from coordbench.urls import redact_url
 
@@ -70,9 +70,8 @@ class A2AConfig(BaseModel):
         try:
             return cls.model_validate(values)
         except ValidationError as exc:
-            error = exc.errors()[0]
-            where = ".".join(str(p) for p in error["loc"]) or "a2a"
-            message = str(error["msg"]).removeprefix("Value error, ")
+            problem = describe_validation_error(exc, whole="a2a", limit=1)
+            where, _, message = problem.partition(": ")
             raise ConfigurationError(f"invalid A2A setting {where.replace('_', '-')}: {message}") from None
 
     @classmethod
