@@ -45,6 +45,8 @@ def _interval(delta: Delta) -> str:
 
 def verdict_text(delta: Delta) -> str:
     """The delta's verdict in words: ``only in head`` / ``only in base`` for a figure one side lacks."""
+    if delta.base is None and delta.head is None:
+        return "not measured"
     return "only in head" if delta.base is None else "only in base" if delta.head is None else delta.verdict
 
 
