@@ -20,8 +20,8 @@ from coordbench.errors import StepFormatError
 from coordbench.jsonguard import JsonGuardMiddleware
 from coordbench.otlp import CODECS, native
 from coordbench.otlp.grpc import GrpcReceiver
-from coordbench.otlp.http import Inflight
 from coordbench.otlp.http import router as otlp_router
+from coordbench.otlp.ingest import Inflight
 from coordbench.otlp.steps_http import router as steps_router
 from coordbench.settings import Settings, load_settings
 from coordbench.store import BatchTooLargeError, SqlitePersistence, StoreUnavailableError, TraceStore
@@ -115,6 +115,7 @@ async def serve_store(app: FastAPI, settings: Settings, store: TraceStore) -> As
             max_message_bytes=settings.max_body_bytes,
             token=token,
             decode_in_thread_bytes=settings.decode_in_thread_bytes,
+            inflight=app.state.inflight,
         )
         app.state.grpc_port = await grpc_receiver.start()
     try:

@@ -6,6 +6,9 @@ bytes, sliced out of the request rather than re-serialised), and an undecodable 
 answered ``INVALID_ARGUMENT`` with the decoder's message. Requests weighing more than
 ``decode_in_thread_bytes`` (:func:`~coordbench.otlp.decode.decode_weight`) are decoded on a
 worker thread, as over HTTP, so one large export does not stall the event loop both receivers share.
+Both transports share the bound on exports being decoded and the path into the store
+(:mod:`coordbench.otlp.ingest`): past ``max_inflight`` an export is answered ``UNAVAILABLE``
+(retryable), as OTLP/HTTP answers 429.
 """
 
 from __future__ import annotations
@@ -17,8 +20,9 @@ import grpc
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from coordbench.auth import bearer_ok
-from coordbench.otlp.decode import OtlpDecodeError, decode_protobuf, decode_weight
-from coordbench.store import BatchTooLargeError, StoreUnavailableError, TraceStore
+from coordbench.otlp.decode import DecodeResult, OtlpDecodeError, decode_protobuf, decode_weight
+from coordbench.otlp.ingest import Inflight, ingest
+from coordbench.store import TraceStore
 
 __all__ = ["GrpcReceiver"]
 
@@ -30,37 +34,42 @@ _Context = grpc.aio.ServicerContext[bytes, ExportTraceServiceResponse]
 
 
 class _TraceService:
-    def __init__(self, store: TraceStore, token: str | None, decode_in_thread_bytes: int) -> None:
+    def __init__(self, store: TraceStore, token: str | None, decode_in_thread_bytes: int, inflight: Inflight) -> None:
         self.store = store
         self.token = token
         self.decode_in_thread_bytes = decode_in_thread_bytes
+        self.inflight = inflight
 
     async def Export(self, request: bytes, context: _Context) -> ExportTraceServiceResponse:
         metadata = dict(context.invocation_metadata() or ())
         authorization = metadata.get("authorization")
         if not bearer_ok(authorization if isinstance(authorization, str) else None, self.token):
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
-        try:
-            if decode_weight(len(request)) > self.decode_in_thread_bytes:  # grpcio hands over inflated bytes
-                result = await anyio.to_thread.run_sync(decode_protobuf, request)
+        result: DecodeResult | None = None
+        failure: tuple[grpc.StatusCode, str] | None = None
+        with self.inflight.slot() as taken:  # the same bound on decoding work as OTLP/HTTP's
+            if not taken:  # UNAVAILABLE is retryable for OTLP/gRPC clients (HTTP answers 429)
+                failure = (grpc.StatusCode.UNAVAILABLE, self.inflight.busy_message())
             else:
-                result = decode_protobuf(request)
-        except OtlpDecodeError as exc:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, exc.message)
-        except Exception:  # a decoder bug: INTERNAL with a pointer to the log, as over HTTP
-            logger.exception("OTLP/gRPC export: decoding failed unexpectedly")
-            await context.abort(grpc.StatusCode.INTERNAL, "the receiver failed to decode this export (see its log)")
-        if result.rejected:
-            self.store.record_rejected(result.rejected_count, dict(result.rejected))
-            logger.warning("OTLP/gRPC export: %s", result.rejection_message())
-        try:
-            await self.store.add(result.spans)
-        except StoreUnavailableError as exc:
-            # UNAVAILABLE is retryable for OTLP/gRPC clients.
-            await context.abort(grpc.StatusCode.UNAVAILABLE, exc.message)
-        except BatchTooLargeError as exc:
-            # RESOURCE_EXHAUSTED without RetryInfo is not retried: a retry could never fit.
-            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, exc.message)
+                try:
+                    if decode_weight(len(request)) > self.decode_in_thread_bytes:  # grpcio hands over inflated bytes
+                        result = await anyio.to_thread.run_sync(decode_protobuf, request)
+                    else:
+                        result = decode_protobuf(request)
+                except OtlpDecodeError as exc:
+                    failure = (grpc.StatusCode.INVALID_ARGUMENT, exc.message)
+                except Exception:  # a decoder bug: INTERNAL with a pointer to the log, as over HTTP
+                    logger.exception("OTLP/gRPC export: decoding failed unexpectedly")
+                    failure = (grpc.StatusCode.INTERNAL, "the receiver failed to decode this export (see its log)")
+        if failure is not None or result is None:
+            code, message = failure or (grpc.StatusCode.INTERNAL, "nothing decoded")
+            await context.abort(code, message)
+            raise AssertionError("abort returned")  # grpc.aio's abort always raises
+        refused = await ingest(self.store, result, transport="OTLP/gRPC")
+        if refused is not None:
+            # UNAVAILABLE is retryable; RESOURCE_EXHAUSTED without RetryInfo is not: a retry could never fit
+            code = grpc.StatusCode.UNAVAILABLE if refused.kind == "unavailable" else grpc.StatusCode.RESOURCE_EXHAUSTED
+            await context.abort(code, refused.message)
         response = ExportTraceServiceResponse()
         if result.rejected:
             response.partial_success.rejected_spans = result.rejected_count
@@ -78,6 +87,8 @@ class GrpcReceiver:
         max_message_bytes: Largest request accepted (gRPC's default is 4 MiB; OTLP recommends more).
         token: Bearer token to require, if any.
         decode_in_thread_bytes: Larger requests are decoded on a worker thread, off the event loop.
+        inflight: The bound on exports being decoded, shared with OTLP/HTTP (the receiver's
+            ``max_inflight``; alone: 64).
     """
 
     def __init__(
@@ -89,9 +100,11 @@ class GrpcReceiver:
         max_message_bytes: int,
         token: str | None,
         decode_in_thread_bytes: int = 1024 * 1024,
+        inflight: Inflight | None = None,
     ) -> None:
         """Prepare the server (it starts in :meth:`start`)."""
         self._store = store
+        self._inflight = inflight or Inflight(64)
         self._decode_in_thread_bytes = decode_in_thread_bytes
         self._host = host
         self._requested_port = port
@@ -105,7 +118,7 @@ class GrpcReceiver:
         server = grpc.aio.server(options=[("grpc.max_receive_message_length", self._max), ("grpc.so_reuseport", 0)])
         handler: grpc.RpcMethodHandler[bytes, ExportTraceServiceResponse] = (
             grpc.unary_unary_rpc_method_handler(  # no request_deserializer: Export gets the bytes
-                _TraceService(self._store, self._token, self._decode_in_thread_bytes).Export,
+                _TraceService(self._store, self._token, self._decode_in_thread_bytes, self._inflight).Export,
                 response_serializer=ExportTraceServiceResponse.SerializeToString,
             )
         )

@@ -27,9 +27,10 @@ from starlette.requests import ClientDisconnect
 from coordbench.bodylimit import BodyTooLargeError
 from coordbench.errors import CoordbenchError
 from coordbench.otlp.decode import DecodeResult, OtlpDecodeError, decode_json, decode_protobuf, decode_weight
+from coordbench.otlp.ingest import Inflight, ingest
 from coordbench.otlp.zstd import ZstdBodyError, ZstdTooLargeError, decompress_zstd
 from coordbench.settings import Settings
-from coordbench.store import BatchTooLargeError, StoreUnavailableError, TraceStore
+from coordbench.store import TraceStore
 
 __all__ = ["CONTENT_JSON", "CONTENT_PROTOBUF", "read_body", "router", "status_response"]
 
@@ -128,15 +129,6 @@ def _too_large(limit: int, content_type: str) -> Response:
     )
 
 
-class Inflight:
-    """Counts export requests being decoded, to answer 429 instead of queueing without bound."""
-
-    def __init__(self, limit: int) -> None:
-        """Allow ``limit`` at once."""
-        self.limit = limit
-        self.current = 0
-
-
 @router.post("/v1/metrics", summary="Not accepted: this receiver takes traces only")
 @router.post("/v1/logs", summary="Not accepted: this receiver takes traces only")
 async def other_signals(request: Request) -> Response:
@@ -175,16 +167,15 @@ async def export_traces(request: Request) -> Response:
             content_type,
         )
     limit = settings.max_body_bytes
-    if inflight.current >= inflight.limit:
-        return status_response(
-            429,
-            code_pb2.RESOURCE_EXHAUSTED,
-            f"{inflight.current} exports are being decoded; retry later",
-            content_type,
-            **{"Retry-After": f"{settings.retry_after:g}"},
-        )
-    inflight.current += 1
-    try:
+    with inflight.slot() as taken:
+        if not taken:
+            return status_response(
+                429,
+                code_pb2.RESOURCE_EXHAUSTED,
+                inflight.busy_message(),
+                content_type,
+                **{"Retry-After": f"{settings.retry_after:g}"},
+            )
         try:
             # a client that stalls mid-body would otherwise hold an inflight slot for ever
             async with asyncio.timeout(settings.body_timeout):
@@ -222,17 +213,11 @@ async def export_traces(request: Request) -> Response:
             return status_response(
                 500, code_pb2.INTERNAL, "the receiver failed to decode this export (see its log)", content_type
             )
-    finally:
-        inflight.current -= 1
-    if result.rejected:
-        store.record_rejected(result.rejected_count, dict(result.rejected))
-        logger.warning("OTLP export: %s", result.rejection_message())
-    try:
-        await store.add(result.spans)
-    except StoreUnavailableError as exc:
-        return status_response(
-            503, code_pb2.UNAVAILABLE, exc.message, content_type, **{"Retry-After": f"{max(1, round(exc.retry_after))}"}
-        )
-    except BatchTooLargeError as exc:  # 413 is not retried by OTLP clients: a retry could never fit
-        return status_response(413, code_pb2.RESOURCE_EXHAUSTED, exc.message, content_type)
-    return _success(result, content_type)
+    refused = await ingest(store, result, transport="OTLP/HTTP")
+    if refused is None:
+        return _success(result, content_type)
+    if refused.kind == "unavailable":
+        retry = f"{max(1, round(refused.retry_after or 1))}"
+        return status_response(503, code_pb2.UNAVAILABLE, refused.message, content_type, **{"Retry-After": retry})
+    # 413 is not retried by OTLP clients: a retry could never fit
+    return status_response(413, code_pb2.RESOURCE_EXHAUSTED, refused.message, content_type)

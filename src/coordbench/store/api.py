@@ -148,7 +148,9 @@ async def metrics(request: Request) -> Response:
         ("coordbench_store_max_bytes", "The store's memory bound.", store.max_bytes),
     ]
     if inflight is not None:
-        gauges.append(("coordbench_exports_inflight", "OTLP/HTTP exports being read or decoded now.", inflight.current))
+        gauges.append(
+            ("coordbench_exports_inflight", "OTLP exports (HTTP and gRPC) being read or decoded now.", inflight.current)
+        )
     for metric, text, value in gauges:
         lines += [f"# HELP {metric} {text}", f"# TYPE {metric} gauge", f"{metric} {value}"]
     return Response("\n".join(lines) + "\n", media_type="text/plain; version=0.0.4; charset=utf-8")
