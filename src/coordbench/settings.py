@@ -87,7 +87,7 @@ class Settings(BaseSettings):
         description=(
             "Bodies weighing more than this are decoded on a worker thread, off the event loop (a "
             "compressed byte and a JSON byte count 4, a protobuf byte for the native scanner a quarter: "
-            "coordbench.otlp.decode.decode_weight)."
+            "coordbench.otlp.weight.decode_weight)."
         ),
     )
     max_inflight: int = Field(64, ge=1, description="Export requests decoded at once; more get 429.")

@@ -11,7 +11,8 @@ import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from coordbench.otlp import OtlpDecodeError, decode_json, decode_protobuf, export_request, export_request_json, native
-from coordbench.otlp.decode import MAX_VALUE_DEPTH, encoded_span
+from coordbench.otlp.codecs import encoded_span
+from coordbench.otlp.model import MAX_VALUE_DEPTH
 from coordbench.spans import SpanData, SpanEvent, SpanKind, SpanLink, StatusCode
 from support.spans import TRACE, sid
 

@@ -14,7 +14,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 import coordbench.otlp.grpc
 from conftest import Backend, StartBackend
 from coordbench.otlp import export_request
-from coordbench.otlp.decode import DecodeResult
+from coordbench.otlp.model import DecodeResult
 from support.decoding import note_decode_threads
 from support.spans import span
 

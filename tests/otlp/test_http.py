@@ -26,7 +26,7 @@ from opentelemetry.trace import Link
 import coordbench.otlp.http
 from conftest import Backend, StartBackend
 from coordbench.otlp import export_request, export_request_json, native
-from coordbench.otlp.decode import decode_weight
+from coordbench.otlp.weight import decode_weight
 from support.decoding import note_decode_threads
 from support.spans import TRACE, call, serve, sid, span
 

@@ -18,7 +18,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from coordbench.otlp import OtlpDecodeError, decode_protobuf, export_request, native
-from coordbench.otlp.decode import OTLP_PROTOBUF, DecodeResult
+from coordbench.otlp.decode import OTLP_PROTOBUF
+from coordbench.otlp.model import DecodeResult
 from coordbench.store.sizes import ENCODED_SPAN_OVERHEAD, group_by_trace, held_bytes
 from support.fuzz_scan import ordered, reference_group, shuffled_batch
 from support.mutate import mutate

@@ -7,7 +7,8 @@ from types import ModuleType
 
 import pytest
 
-from coordbench.otlp.decode import DecodeResult, decode_protobuf
+from coordbench.otlp.decode import decode_protobuf
+from coordbench.otlp.model import DecodeResult
 
 
 def note_decode_threads(monkeypatch: pytest.MonkeyPatch, receiver: ModuleType) -> list[str]:

@@ -4,7 +4,7 @@ The method is registered with no request deserializer, so the servicer gets the 
 bytes and decodes them with the same function as the HTTP receiver (each span keeps its own
 bytes, sliced out of the request rather than re-serialised), and an undecodable request is
 answered ``INVALID_ARGUMENT`` with the decoder's message. Requests weighing more than
-``decode_in_thread_bytes`` (:func:`~coordbench.otlp.decode.decode_weight`) are decoded on a
+``decode_in_thread_bytes`` (:func:`~coordbench.otlp.weight.decode_weight`) are decoded on a
 worker thread, as over HTTP, so one large export does not stall the event loop both receivers share.
 Both transports share the bound on exports being decoded and the path into the store
 (:mod:`coordbench.otlp.ingest`): past ``max_inflight`` an export is answered ``UNAVAILABLE``
@@ -20,8 +20,10 @@ import grpc
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from coordbench.auth import bearer_ok
-from coordbench.otlp.decode import DecodeResult, OtlpDecodeError, decode_protobuf, decode_weight
+from coordbench.otlp.decode import decode_protobuf
 from coordbench.otlp.ingest import Inflight, ingest
+from coordbench.otlp.model import DecodeResult, OtlpDecodeError
+from coordbench.otlp.weight import decode_weight
 from coordbench.store import TraceStore
 
 __all__ = ["GrpcReceiver"]

@@ -26,8 +26,11 @@ from starlette.requests import ClientDisconnect
 
 from coordbench.bodylimit import BodyTooLargeError
 from coordbench.errors import CoordbenchError
-from coordbench.otlp.decode import DecodeResult, OtlpDecodeError, decode_json, decode_protobuf, decode_weight
+from coordbench.otlp.decode import decode_protobuf
 from coordbench.otlp.ingest import Inflight, ingest
+from coordbench.otlp.jsondecode import decode_json
+from coordbench.otlp.model import DecodeResult, OtlpDecodeError
+from coordbench.otlp.weight import decode_weight
 from coordbench.otlp.zstd import ZstdBodyError, ZstdTooLargeError, decompress_zstd
 from coordbench.settings import Settings
 from coordbench.store import TraceStore

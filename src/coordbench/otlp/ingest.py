@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal
 
-from coordbench.otlp.decode import DecodeResult
+from coordbench.otlp.model import DecodeResult
 from coordbench.store import BatchTooLargeError, StoreUnavailableError, TraceStore
 
 __all__ = ["Inflight", "Refused", "ingest"]
