@@ -41,7 +41,7 @@ def test_registered_for_opentelemetry_instrument() -> None:
     (entry,) = [e for e in entry_points(group="opentelemetry_instrumentor") if e.name == "a2a"]
     assert entry.value == "coordbench.instrument:A2AInstrumentor"
     assert entry.load() is A2AInstrumentor
-    assert A2AInstrumentor().instrumentation_dependencies() == ("a2a-sdk >= 1.3, < 1.4",)
+    assert A2AInstrumentor().instrumentation_dependencies() == ("a2a-sdk >= 1.3, < 2",)
 
 
 def test_uninstrument_restores_everything(tracer_provider: TracerProvider) -> None:

@@ -19,12 +19,12 @@ import httpx
 from a2a.client import Client, ClientConfig, ClientFactory
 from a2a.client.card_resolver import A2ACardResolver
 from a2a.client.errors import A2AClientTimeoutError, AgentCardResolutionError
-from a2a.helpers import new_data_part, new_text_part
+from a2a.helpers import get_data_parts, get_text_parts, new_data_part, new_text_part
 from a2a.types import AgentCard, Artifact, GetTaskRequest, Message, Part, Role, SendMessageRequest, Task, TaskState
 from google.protobuf.json_format import MessageToDict
 
 from coordbench.errors import CoordbenchError
-from coordbench.instrument._payload import FINAL_STATES, ends_stream
+from coordbench.instrument import FINAL_STATES, ends_stream
 from coordbench.redaction import redact, register_secret
 
 __all__ = [
@@ -189,12 +189,8 @@ class Reply:
 
 
 def _collect(parts: Any, texts: list[str], data: list[Any]) -> None:
-    for part in parts:
-        kind = part.WhichOneof("content")
-        if kind == "text":
-            texts.append(part.text)
-        elif kind == "data":
-            data.append(MessageToDict(part.data))
+    texts.extend(get_text_parts(parts))
+    data.extend(get_data_parts(parts))
 
 
 def _from_artifacts(artifacts: Any, texts: list[str], data: list[Any]) -> None:

@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
+from a2a.helpers import get_data_parts, get_text_parts
 from a2a.types import Message
-from google.protobuf.json_format import MessageToDict
 from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from coordbench import jsontext
@@ -316,15 +316,11 @@ def parse_request(message: Message | None) -> AssessmentRequest:
     """
     if message is None:
         raise RequestError('no message: send {"participants": {role: url}, "config": {...}}')
-    document: Any = None
-    for part in message.parts:
-        if part.WhichOneof("content") == "data":
-            value: Any = MessageToDict(part.data)
-            if isinstance(value, dict):
-                document = cast("dict[str, Any]", value)
-                break
+    document: Any = next(
+        (cast("dict[str, Any]", v) for v in get_data_parts(message.parts) if isinstance(v, dict)), None
+    )
     if document is None:
-        text = "".join(p.text for p in message.parts if p.WhichOneof("content") == "text").strip()
+        text = "".join(get_text_parts(message.parts)).strip()
         if not text:
             raise RequestError(
                 'the message has no text or data part; send {"participants": {role: url}, "config": {...}}'

@@ -19,6 +19,7 @@ from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from opentelemetry.trace import Span, SpanKind
 
 from coordbench import semconv
+from coordbench.instrument import _sdk
 from coordbench.instrument._extensions import read_response_trace, record_step, response_trace_json, total_cost
 from coordbench.instrument._internal import internal_error
 from coordbench.instrument._peer import Peer, peer_of
@@ -66,8 +67,8 @@ CLIENT_METHODS = (
 
 
 def _is_streaming(client: Any) -> bool:
-    config = getattr(client, "_config", None)
-    card = getattr(client, "_card", None)
+    config = _sdk.client_config(client)
+    card = _sdk.client_card(client)
     return bool(getattr(config, "streaming", False)) and bool(card is not None and card.capabilities.streaming)
 
 

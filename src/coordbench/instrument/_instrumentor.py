@@ -13,7 +13,7 @@ from wrapt import wrap_function_wrapper
 
 from coordbench import __version__, semconv
 from coordbench.envflags import env_flag
-from coordbench.instrument import _client, _server
+from coordbench.instrument import _client, _sdk, _server
 from coordbench.instrument._sdk_spans import restore_sdk_spans, suppress_sdk_spans
 from coordbench.instrument._state import STATE
 
@@ -68,7 +68,7 @@ class A2AInstrumentor(BaseInstrumentor):
 
     def instrumentation_dependencies(self) -> Collection[str]:
         """The a2a-sdk versions this instrumentation knows."""
-        return ("a2a-sdk >= 1.3, < 1.4",)
+        return ("a2a-sdk >= 1.3, < 2",)
 
     def _wrap(self, module: str, cls_name: str, attr: str, wrapper: Callable[..., Any]) -> None:
         cls = getattr(importlib.import_module(module), cls_name)
@@ -102,8 +102,11 @@ class A2AInstrumentor(BaseInstrumentor):
                     _server.wrap_stream(server_method) if server_method.stream else _server.wrap_unary(server_method)
                 )
                 self._wrap(module, cls_name, server_method.attr, server_wrapper)
-        self._wrap(*_ACTIVE_TASK, _server.wrap_active_task_init)
-        self._wrap(*_LEGACY_RUN, _server.wrap_executor_run)
+        _sdk.check()  # says once which a2a-sdk internals are gone; those parts are left out, never the agent
+        if _sdk.available("task_executor"):
+            self._wrap(*_ACTIVE_TASK, _server.wrap_active_task_init)
+        if _sdk.available("legacy_run"):
+            self._wrap(*_LEGACY_RUN, _server.wrap_executor_run)
 
     def _uninstrument(self, **kwargs: Any) -> None:
         for cls, attr in reversed(getattr(self, "_wrapped", [])):

@@ -8,6 +8,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from coordbench import semconv
+from coordbench.instrument import _sdk
 from coordbench.urls import redact_url
 
 __all__ = ["Peer", "peer_of"]
@@ -56,13 +57,13 @@ def peer_of(client: Any) -> Peer:
     card does after ``get_extended_agent_card``).
 
     Args:
-        client: The client (its private ``_card`` and ``_transport`` are read).
+        client: The client (its card and transport are read through :mod:`._sdk`).
 
     Returns:
         The peer; unknown parts are ``None``.
     """
-    card = getattr(client, "_card", None)
-    transport = getattr(client, "_transport", None)
+    card = _sdk.client_card(client)
+    transport = _sdk.client_transport(client)
     cached = getattr(client, _CACHE_ATTR, None)
     if cached is not None and cached[0] is card and cached[1] is transport:
         return cached[2]
@@ -73,8 +74,7 @@ def peer_of(client: Any) -> Peer:
 
 
 def _describe(card: Any, transport: Any) -> Peer:
-    while transport is not None and hasattr(transport, "_base") and type(transport).__name__.endswith("Decorator"):
-        transport = transport._base
+    transport = _sdk.unwrap_transport(transport)
     cls_name = type(transport).__name__
     url = _url_of(transport, card)
     address: str | None = None

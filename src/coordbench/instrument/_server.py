@@ -27,7 +27,7 @@ from opentelemetry.propagators.textmap import TextMapPropagator
 from opentelemetry.trace import SpanContext, SpanKind
 
 from coordbench import semconv
-from coordbench.instrument import _payload
+from coordbench.instrument import _payload, _sdk
 from coordbench.instrument._errors import record_error
 from coordbench.instrument._extensions import (
     attach_response_trace,
@@ -191,7 +191,7 @@ _AGENT_CACHE_ATTR = "_coordbench_agent"
 
 def _agent_of(handler: Any) -> tuple[str, dict[str, Any]]:
     """The agent's name and the span attributes naming it, from the handler's card (cached on the handler)."""
-    card = getattr(handler, "_agent_card", None)
+    card = _sdk.handler_card(handler)
     cached = getattr(handler, _AGENT_CACHE_ATTR, None)
     if cached is not None and cached[0] is card:
         return cached[1], cached[2]
@@ -394,9 +394,9 @@ class TracedExecutor(AgentExecutor):
 def wrap_active_task_init(wrapped: Callable[..., None], instance: Any, args: Any, kwargs: Any) -> None:
     """Wrap ``ActiveTask.__init__`` so each task runs its executor through :class:`TracedExecutor`."""
     wrapped(*args, **kwargs)
-    executor = getattr(instance, "_agent_executor", None)
+    executor = _sdk.task_executor(instance)
     if executor is not None and not isinstance(executor, TracedExecutor):
-        instance._agent_executor = TracedExecutor(executor)
+        _sdk.set_task_executor(instance, TracedExecutor(executor))
 
 
 async def wrap_executor_run(wrapped: Callable[..., Awaitable[None]], instance: Any, args: Any, kwargs: Any) -> None:

@@ -22,13 +22,12 @@ from pathlib import Path
 from typing import Any, cast
 
 import httpx
-from a2a.helpers import new_task_from_user_message
+from a2a.helpers import get_data_parts, get_text_parts, new_task_from_user_message
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.tasks import TaskUpdater
 from a2a.types import Part
 from a2a.utils.errors import InvalidParamsError, UnsupportedOperationError
-from google.protobuf.json_format import MessageToDict
 
 from coordbench.a2a import AgentCallError, Messenger
 from coordbench.errors import CoordbenchError
@@ -105,11 +104,8 @@ class PurpleAgent(AgentExecutor):
             await event_queue.enqueue_event(task)
         updater = TaskUpdater(event_queue, task.id, task.context_id)
         await updater.start_work()
-        texts = [p.text for p in message.parts if p.WhichOneof("content") == "text"]
-        data: list[dict[str, Any]] = []
-        for part in message.parts:
-            if part.WhichOneof("content") == "data":
-                data.append(MessageToDict(part.data))
+        texts = get_text_parts(message.parts)
+        data: list[dict[str, Any]] = [d for d in get_data_parts(message.parts) if isinstance(d, dict)]
         history = self.memory.add(task.context_id, Remembered(text="\n".join(texts), data=tuple(data)))
         try:
             answer = await self._work(task.context_id, history)
