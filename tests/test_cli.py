@@ -201,3 +201,34 @@ def test_bad_purple_settings_are_all_named_at_once() -> None:
     assert result.exit_code == 2, result.output
     said = " ".join(result.output.split())
     assert "port: Input should be less than or equal to 65535; pace: Input should be greater than or equal to 0" in said
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "said"),
+    [
+        # PURPLE_TEAM beats PURPLE_SHAPE (the image sets PURPLE_SHAPE=star by default)
+        (["--role", "nobody"], {"PURPLE_TEAM": str(ROOT / "data/teams/star-failing.toml"), "PURPLE_SHAPE": "chain"},
+         "is not a member of team 'star-failing'"),
+        # the command line beats the environment
+        (["--role", "nobody", "--shape", "tree"], {"PURPLE_TEAM": str(ROOT / "data/teams/star-failing.toml")},
+         "is not a member of team 'tree'"),
+        (["--role", "nobody"], {"PURPLE_SHAPE": "mesh", "PURPLE_SIZE": "4"}, "is not a member of team 'mesh'"),
+        (["--role", "x", "--team", str(ROOT / "data/teams/star.toml"), "--shape", "tree"], {},
+         "give --team FILE or --shape NAME, not both"),
+        ([], {}, "give --role NAME (or PURPLE_ROLE)"),
+        (["--role", "writer"], {"PURPLE_SIZE": "99"}, "size: Input should be less than or equal to 16"),
+        (["--role", "writer"], {"PURPLE_PORT": "x"}, "port: Input should be a valid integer"),
+    ],
+)  # fmt: skip
+def test_purple_reads_its_settings_from_one_place(args: list[str], env: dict[str, str], said: str) -> None:
+    from typer.testing import CliRunner
+
+    from coordbench.cli import app
+
+    clean = dict.fromkeys(("PURPLE_ROLE", "PURPLE_TEAM", "PURPLE_SHAPE", "PURPLE_SIZE", "PURPLE_PORT"))
+    result = CliRunner().invoke(app, ["purple", *args], env={**clean, **env})
+    assert result.exit_code == 2, result.output
+    assert said in " ".join(result.output.split())

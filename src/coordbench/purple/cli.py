@@ -17,12 +17,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from opentelemetry.sdk.environment_variables import OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
 from rich.console import Console
 
 from coordbench.purple.shapes import SHAPES
 
 if TYPE_CHECKING:
     from coordbench.purple.launcher import TeamProcesses
+    from coordbench.purple.server import PurpleSettings
     from coordbench.purple.team import Team
 
 __all__ = ["main", "purple", "team_app"]
@@ -30,28 +32,44 @@ __all__ = ["main", "purple", "team_app"]
 logger = logging.getLogger(__name__)
 
 TeamOption = Annotated[
-    Path | None, typer.Option("--team", envvar="PURPLE_TEAM", help="A team file (TOML, see data/teams/).")
+    Path | None, typer.Option("--team", help="A team file (TOML, see data/teams/) [env PURPLE_TEAM].")
 ]
 ShapeOption = Annotated[
     str | None,
-    typer.Option(
-        "--shape", envvar="PURPLE_SHAPE", help=f"Build the team of a shape: {', '.join(SHAPES)} [default star]."
-    ),
+    typer.Option("--shape", help=f"Build the team of a shape: {', '.join(SHAPES)} [env PURPLE_SHAPE, default star]."),
 ]
-SizeOption = Annotated[int, typer.Option("--size", envvar="PURPLE_SIZE", help="Workers in a shaped team (2 to 16).")]
+SizeOption = Annotated[
+    int | None, typer.Option("--size", help="Workers in a shaped team, 2 to 16 [env PURPLE_SIZE, default 3].")
+]
 
 
-def _team(console: Console, team: Path | None, shape: str | None, size: int) -> tuple[Team, list[str]]:
+def _settings(console: Console, **given: object) -> PurpleSettings:
+    """The purple settings: what the command line gave, then ``PURPLE_*``, then the defaults."""
+    from pydantic import ValidationError
+
+    from coordbench.errors import describe_validation_error
+    from coordbench.purple.server import PurpleSettings
+
+    try:
+        return PurpleSettings(**{k: v for k, v in given.items() if v is not None})  # type: ignore[arg-type]
+    except ValidationError as exc:
+        console.print(f"[red]error:[/red] {describe_validation_error(exc, whole='settings')}")
+        raise typer.Exit(2) from exc
+
+
+def _team(console: Console, settings: PurpleSettings, team: Path | None, shape: str | None) -> Team:
+    """The team the command line names (``team``, ``shape``), else the one the environment names."""
     from coordbench.purple.team import TeamFileError, load_team, team_for_shape
 
-    if team is not None and shape is not None and os.environ.get("PURPLE_SHAPE") != shape:
+    if team is not None and shape is not None:
         console.print("[red]error:[/red] give --team FILE or --shape NAME, not both")
         raise typer.Exit(2)
+    if team is None and shape is None:  # neither on the command line: PURPLE_TEAM wins over PURPLE_SHAPE
+        team, shape = settings.team, settings.shape
     try:
         if team is not None:
-            return load_team(team), ["--team", str(team)]
-        chosen = shape or "star"
-        return team_for_shape(chosen, size), ["--shape", chosen, "--size", str(size)]
+            return load_team(team)
+        return team_for_shape(shape or "star", settings.size)
     except (TeamFileError, ValueError) as exc:
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from exc
@@ -59,11 +77,11 @@ def _team(console: Console, team: Path | None, shape: str | None, size: int) -> 
 
 def purple(
     role: Annotated[
-        str, typer.Option("--role", envvar="PURPLE_ROLE", help="Which member of the team to serve (its name).")
-    ],
+        str | None, typer.Option("--role", help="Which member of the team to serve [env PURPLE_ROLE].")
+    ] = None,
     team: TeamOption = None,
     shape: ShapeOption = None,
-    size: SizeOption = 3,
+    size: SizeOption = None,
     host: Annotated[str | None, typer.Option(help="Interface [env PURPLE_HOST, default 127.0.0.1].")] = None,
     port: Annotated[int | None, typer.Option(help="Port, 0 for any [env PURPLE_PORT, default 9009].")] = None,
     card_url: Annotated[str | None, typer.Option(help="URL the card advertises [default http://HOST:PORT/].")] = None,
@@ -75,25 +93,21 @@ def purple(
 
     Prints 'READY <url>' on standard output once it serves.
     """
-    from pydantic import ValidationError
-
-    from coordbench.errors import describe_validation_error
-    from coordbench.purple.server import PurpleSettings, serve_member
+    from coordbench.purple.server import serve_member
 
     console = Console(stderr=True)
-    chosen, _ = _team(console, team, shape, size)
+    settings = _settings(console, role=role, size=size, host=host, port=port, card_url=card_url, registry=registry,
+                         pace=pace)  # fmt: skip
+    chosen = _team(console, settings, team, shape)
+    if settings.role is None:
+        console.print("[red]error:[/red] give --role NAME (or PURPLE_ROLE): which member of the team to serve")
+        raise typer.Exit(2)
     try:
-        member = chosen.member(role)
+        member = chosen.member(settings.role)
     except KeyError:
         names = ", ".join(m.name for m in chosen.members)
-        console.print(f"[red]error:[/red] --role {role!r} is not a member of team {chosen.name!r} ({names})")
+        console.print(f"[red]error:[/red] --role {settings.role!r} is not a member of team {chosen.name!r} ({names})")
         raise typer.Exit(2) from None
-    try:
-        overrides = {"host": host, "port": port, "card_url": card_url, "registry": registry, "pace": pace}
-        settings = PurpleSettings(**{k: v for k, v in overrides.items() if v is not None})  # type: ignore[arg-type]
-    except ValidationError as exc:
-        console.print(f"[red]error:[/red] {describe_validation_error(exc, whole='settings')}")
-        raise typer.Exit(2) from exc
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
@@ -116,7 +130,7 @@ team_app = typer.Typer(help="Start a purple team: one process per member.", no_a
 def team_up(
     team_file: Annotated[Path | None, typer.Argument(help="A team file (TOML).")] = None,
     shape: ShapeOption = None,
-    size: SizeOption = 3,
+    size: SizeOption = None,
     endpoint: Annotated[
         str | None, typer.Option(help="Where members export OTLP [default: $OTEL_EXPORTER_OTLP_ENDPOINT].")
     ] = None,
@@ -130,11 +144,9 @@ def team_up(
     from coordbench.purple.launcher import TeamProcesses, TeamStartError
 
     console = Console(stderr=True)
-    chosen, _ = _team(console, team_file, shape, size)
+    chosen = _team(console, _settings(console, size=size), team_file, shape)
     target = (
-        endpoint
-        or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-        or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+        endpoint or os.environ.get(OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) or os.environ.get(OTEL_EXPORTER_OTLP_ENDPOINT)
     )
     if not target:
         console.print(

@@ -36,9 +36,17 @@ logger = logging.getLogger(__name__)
 
 
 class PurpleSettings(BaseSettings):
-    """A purple agent's settings (``PURPLE_*`` variables; the command line wins)."""
+    """A purple agent's settings (``PURPLE_*`` variables; the command line wins).
+
+    The one reader of ``PURPLE_*``: the command line passes only what was given on it.
+    """
 
     model_config = SettingsConfigDict(env_prefix="PURPLE_", extra="ignore", frozen=True)
+
+    role: str | None = Field(None, description="Which member of the team to serve (its name).")
+    team: Path | None = Field(None, description="A team file (TOML).")
+    shape: str | None = Field(None, description="Build the team of a shape (when no team file is given).")
+    size: int = Field(3, ge=2, le=16, description="Workers in a shaped team.")
 
     host: str = Field("127.0.0.1", description="Interface to bind.")
     port: int = Field(9009, ge=0, le=65535, description="Port (0: any free port).")
