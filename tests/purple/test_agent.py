@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -109,3 +110,29 @@ async def test_a_model_writes_the_contribution_and_the_rules_answer_when_it_fail
         llm.stop()
     assert LLMBackend.from_env({}) is None
     assert LLMBackend.from_env({"PURPLE_LLM_BASE_URL": "http://x/v1", "PURPLE_LLM_API_KEY": "k"}) is not None
+
+
+@pytest.mark.parametrize(
+    ("timeout", "said"),
+    [
+        ("soon", "PURPLE_LLM_TIMEOUT must be a number of seconds, not 'soon'"),
+        ("0", "PURPLE_LLM_TIMEOUT must be between 0 and 86400 seconds, not '0'"),
+        ("nan", "PURPLE_LLM_TIMEOUT must be between 0 and 86400 seconds, not 'nan'"),
+        ("1e9", "PURPLE_LLM_TIMEOUT must be between 0 and 86400 seconds"),
+    ],
+)
+def test_the_model_endpoint_is_read_in_one_place_and_a_bad_timeout_is_named(timeout: str, said: str) -> None:
+    from coordbench.errors import ConfigurationError
+    from coordbench.evals.config import JudgeConfig
+    from coordbench.llmendpoint import LLMEndpoint
+    from coordbench.purple.llm import LLMBackend
+
+    env = {"PURPLE_LLM_BASE_URL": "http://127.0.0.1:1/v1", "PURPLE_LLM_API_KEY": "k", "PURPLE_LLM_TIMEOUT": timeout}
+    with pytest.raises(ConfigurationError, match=re.escape(said)):
+        LLMBackend.from_env(env)
+    backend = LLMBackend.from_env({**env, "PURPLE_LLM_TIMEOUT": "12.5", "PURPLE_LLM_MODEL": " qwen "})
+    assert backend is not None and (backend.timeout, backend.model) == (12.5, "qwen")
+    # the judge reads its endpoint the same way, under its own prefix
+    judge = JudgeConfig.from_env({"AGENTBEATS_LLM_API_KEY": "j", "AGENTBEATS_LLM_MODEL": "m"})
+    assert (judge.model, judge.api_key is not None, judge.base_url) == ("m", True, "https://api.openai.com/v1")
+    assert LLMEndpoint.from_env("AGENTBEATS_LLM", {}, default_model="d").api_key is None

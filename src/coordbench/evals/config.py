@@ -8,13 +8,13 @@ an assessment request may override the non-secret parts through its ``config``. 
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from coordbench.graph.metrics import Thresholds
+from coordbench.llmendpoint import LLMEndpoint
 from coordbench.redaction import register_secret
 
 __all__ = [
@@ -27,9 +27,11 @@ __all__ = [
     "check_weights",
 ]
 
-LLM_API_KEY_ENV = "AGENTBEATS_LLM_API_KEY"
-LLM_BASE_URL_ENV = "AGENTBEATS_LLM_BASE_URL"
-LLM_MODEL_ENV = "AGENTBEATS_LLM_MODEL"
+LLM_ENV_PREFIX = "AGENTBEATS_LLM"
+"""The judge's endpoint variables' prefix (:class:`coordbench.llmendpoint.LLMEndpoint`)."""
+LLM_API_KEY_ENV = f"{LLM_ENV_PREFIX}_API_KEY"
+LLM_BASE_URL_ENV = f"{LLM_ENV_PREFIX}_BASE_URL"
+LLM_MODEL_ENV = f"{LLM_ENV_PREFIX}_MODEL"
 
 DEFAULT_WEIGHTS: Mapping[str, float] = {"coordination": 0.7, "llm_judge": 0.3}
 """Weights of the evaluators' scores in the overall score (see ``docs/scoring.md``).
@@ -82,15 +84,17 @@ class JudgeConfig(BaseModel):
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> JudgeConfig:
-        """The judge configured by ``AGENTBEATS_LLM_API_KEY``, ``_BASE_URL`` and ``_MODEL``, then ``overrides``."""
-        env = os.environ if env is None else env
-        values: dict[str, Any] = {}
-        if env.get(LLM_API_KEY_ENV):
-            values["api_key"] = SecretStr(env[LLM_API_KEY_ENV])
-        if env.get(LLM_BASE_URL_ENV):
-            values["base_url"] = env[LLM_BASE_URL_ENV]
-        if env.get(LLM_MODEL_ENV):
-            values["model"] = env[LLM_MODEL_ENV]
+        """The judge configured by ``AGENTBEATS_LLM_API_KEY``, ``_BASE_URL`` and ``_MODEL``, then ``overrides``.
+
+        The endpoint is read as every model endpoint is (:class:`coordbench.llmendpoint.LLMEndpoint`);
+        the judge's timeout comes from the assessment's configuration, not the environment.
+        """
+        endpoint = LLMEndpoint.from_env(LLM_ENV_PREFIX, env, default_model=cls.model_fields["model"].default)
+        values: dict[str, Any] = {"model": endpoint.model}
+        if endpoint.api_key is not None:
+            values["api_key"] = endpoint.api_key
+        if endpoint.base_url is not None:
+            values["base_url"] = endpoint.base_url
         values.update(overrides)
         return cls(**values)
 

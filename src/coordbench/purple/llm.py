@@ -9,11 +9,11 @@ agent answers by its rules instead, so a team never fails because its model did.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Mapping
 from typing import Any, cast
 
 from coordbench.instrument import llm_step
+from coordbench.llmendpoint import LLMEndpoint
 from coordbench.purple.roles import ROLES, Work
 from coordbench.redaction import redact, register_secret
 
@@ -50,20 +50,14 @@ class LLMBackend:
         local server with one slot answers a team's calls one at a time) tune it.
 
         Raises:
-            ValueError: If ``PURPLE_LLM_TIMEOUT`` is not a number of seconds in (0, 86400].
+            ConfigurationError: (a ValueError) If ``PURPLE_LLM_TIMEOUT`` is not a number of seconds
+                in (0, 86400].
         """
-        env = os.environ if env is None else env
-        base_url, key = env.get("PURPLE_LLM_BASE_URL", "").strip(), env.get("PURPLE_LLM_API_KEY", "").strip()
-        if not base_url or not key:
+        endpoint = LLMEndpoint.from_env("PURPLE_LLM", env, default_model="gpt-4o-mini")
+        if endpoint.base_url is None or endpoint.api_key is None:
             return None
-        timeout = env.get("PURPLE_LLM_TIMEOUT", "").strip()
-        try:
-            seconds = float(timeout) if timeout else 60.0
-        except ValueError:
-            raise ValueError(f"PURPLE_LLM_TIMEOUT must be a number of seconds, not {timeout!r}") from None
-        if not 0 < seconds <= 86_400:
-            raise ValueError(f"PURPLE_LLM_TIMEOUT must be between 0 and 86400 seconds, not {timeout!r}")
-        return cls(base_url, key, env.get("PURPLE_LLM_MODEL", "").strip() or "gpt-4o-mini", timeout=seconds)
+        timeout = endpoint.timeout if endpoint.timeout is not None else 60.0
+        return cls(endpoint.base_url, endpoint.api_key.get_secret_value(), endpoint.model, timeout=timeout)
 
     async def contribute(self, role: str, name: str, work: Work) -> str | None:
         """The model's contribution, or ``None`` after logging why it could not give one."""
