@@ -219,8 +219,8 @@ ROOT = Path(__file__).resolve().parents[1]
         (["--role", "x", "--team", str(ROOT / "data/teams/star.toml"), "--shape", "tree"], {},
          "give --team FILE or --shape NAME, not both"),
         ([], {}, "give --role NAME (or PURPLE_ROLE)"),
-        (["--role", "writer"], {"PURPLE_SIZE": "99"}, "size: Input should be less than or equal to 16"),
-        (["--role", "writer"], {"PURPLE_PORT": "x"}, "port: Input should be a valid integer"),
+        (["--role", "writer"], {"PURPLE_SIZE": "99"}, "PURPLE_SIZE: Input should be less than or equal to 16"),
+        (["--role", "writer"], {"PURPLE_PORT": "x"}, "PURPLE_PORT: Input should be a valid integer"),
     ],
 )  # fmt: skip
 def test_purple_reads_its_settings_from_one_place(args: list[str], env: dict[str, str], said: str) -> None:

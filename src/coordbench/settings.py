@@ -128,26 +128,32 @@ def auth_note(settings: Settings) -> str:
     return f"no token: open to anyone who can reach {settings.host} (set COORDBENCH_TOKEN_FILE to require one)"
 
 
-SettingsT = TypeVar("SettingsT", bound=Settings)
+SettingsT = TypeVar("SettingsT", bound=BaseSettings)
 
 
 @overload
 def load_settings(settings_class: None = None, /, **overrides: Any) -> Settings: ...
 @overload
 def load_settings(settings_class: type[SettingsT], /, **overrides: Any) -> SettingsT: ...
-def load_settings(settings_class: type[Settings] | None = None, /, **overrides: Any) -> Settings:
+def load_settings(settings_class: type[BaseSettings] | None = None, /, **overrides: Any) -> BaseSettings:
     """Settings from the environment, with explicit ``overrides`` (``None`` values are ignored).
 
+    The one way coordbench's commands read their settings: the receiver's and the green's
+    (:class:`Settings`), a purple agent's (``PurpleSettings``), any ``BaseSettings``.
+
     Args:
-        settings_class: A subclass of :class:`Settings` to load (default: ``Settings``).
-        overrides: Values that win over the environment.
+        settings_class: The settings class to load (default: ``Settings``).
+        overrides: Values that win over the environment (the command line's).
 
     Raises:
-        ConfigurationError: If a value is invalid; the message names the variable.
+        ConfigurationError: If a value is invalid; the message names the option given, or the
+            environment variable (``<env_prefix><NAME>``) the value came from.
     """
     given = {k: v for k, v in overrides.items() if v is not None}
+    chosen = settings_class or Settings
+    prefix = str(chosen.model_config.get("env_prefix") or "")
     try:
-        return (settings_class or Settings)(**given)
+        return chosen(**given)
     except ValidationError as exc:
         problems: list[str] = []
         for error in exc.errors():
@@ -156,6 +162,6 @@ def load_settings(settings_class: type[Settings] | None = None, /, **overrides: 
                 problems.append(message)
                 continue
             name = str(error["loc"][0])
-            source = name if name in given else f"{ENV_PREFIX}{name.upper()}"
+            source = name if name in given else f"{prefix}{name.upper()}"
             problems.append(f"{source}: {message}")
         raise ConfigurationError("invalid settings: " + "; ".join(problems)) from exc

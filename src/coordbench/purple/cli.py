@@ -45,15 +45,14 @@ SizeOption = Annotated[
 
 def _settings(console: Console, **given: object) -> PurpleSettings:
     """The purple settings: what the command line gave, then ``PURPLE_*``, then the defaults."""
-    from pydantic import ValidationError
-
-    from coordbench.errors import describe_validation_error
+    from coordbench.errors import ConfigurationError
     from coordbench.purple.server import PurpleSettings
+    from coordbench.settings import load_settings
 
     try:
-        return PurpleSettings(**{k: v for k, v in given.items() if v is not None})  # type: ignore[arg-type]
-    except ValidationError as exc:
-        console.print(f"[red]error:[/red] {describe_validation_error(exc, whole='settings')}")
+        return load_settings(PurpleSettings, **given)
+    except ConfigurationError as exc:
+        console.print(f"[red]error:[/red] {exc.message}")
         raise typer.Exit(2) from exc
 
 
