@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import socket
 import threading
-import time
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
 import uvicorn
 
-__all__ = ["LoopbackServer", "bind_loopback"]
+__all__ = ["AnnouncingServer", "LoopbackServer", "bind_loopback"]
 
 
 def bind_loopback(port: int = 0) -> socket.socket:
@@ -35,6 +34,34 @@ def bind_loopback(port: int = 0) -> socket.socket:
     return sock
 
 
+class AnnouncingServer(uvicorn.Server):
+    """A uvicorn server that says when its startup is over: :attr:`ready` is set, and ``announce`` called.
+
+    The one way coordbench learns that a server it runs serves (an embedded assessor, a purple
+    member announcing ``READY``): an event, never a poll of ``started``.
+
+    Args:
+        config: uvicorn's configuration.
+        announce: Called once it serves (not when the startup failed).
+    """
+
+    def __init__(self, config: uvicorn.Config, announce: Callable[[], None] | None = None) -> None:
+        """Create the server (it starts in ``run``)."""
+        super().__init__(config)
+        self.ready = threading.Event()
+        """Set once the startup is over, whether it succeeded (``started``) or not."""
+        self._announce = announce
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        """Uvicorn's startup, then the news."""
+        try:
+            await super().startup(sockets=sockets)
+        finally:
+            self.ready.set()
+        if self.started and self._announce is not None:
+            self._announce()
+
+
 class LoopbackServer:
     """Runs uvicorn in a background thread on a port chosen before the app is built.
 
@@ -46,26 +73,33 @@ class LoopbackServer:
 
     Args:
         app_factory: Builds the ASGI app from the server's base URL.
-        startup_timeout: Seconds to wait for the server to accept connections.
+        startup_timeout: Seconds to wait at most for the startup: a guard against a hang, not a
+            pace (``start`` returns as soon as the startup is over).
         port: The port (default: a free one).
 
     Raises:
         OSError: If ``port`` cannot be bound.
     """
 
-    def __init__(self, app_factory: Callable[[str], Any], *, startup_timeout: float = 10.0, port: int = 0) -> None:
+    def __init__(self, app_factory: Callable[[str], Any], *, startup_timeout: float = 120.0, port: int = 0) -> None:
         """Bind the port and build the app; the server starts on ``__enter__``."""
         self._sock = bind_loopback(port)
         self.port: int = self._sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}/"
         self.app = app_factory(self.url)
         config = uvicorn.Config(self.app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
-        self._server = uvicorn.Server(config)
+        self._server = AnnouncingServer(config)
         self._thread = threading.Thread(target=self._run, name=f"uvicorn:{self.port}", daemon=True)
         self._startup_timeout = startup_timeout
+        self._failure: BaseException | None = None
 
     def _run(self) -> None:
-        self._server.run(sockets=[self._sock])
+        try:
+            self._server.run(sockets=[self._sock])
+        except (Exception, SystemExit) as exc:  # the app's startup failed: start() says why
+            self._failure = exc
+        finally:
+            self._server.ready.set()  # a startup that failed before uvicorn's: never leave start() waiting
 
     def start(self) -> str:
         """Start serving; returns the base URL.
@@ -74,11 +108,10 @@ class LoopbackServer:
             RuntimeError: If the server does not start in time.
         """
         self._thread.start()
-        deadline = time.monotonic() + self._startup_timeout
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError(f"uvicorn did not start on {self.url}")
-            time.sleep(0.005)
+        self._server.ready.wait(self._startup_timeout)  # set when the startup is over, however it went
+        if not self._server.started:
+            why = f": {type(self._failure).__name__}: {self._failure}" if self._failure is not None else ""
+            raise RuntimeError(f"uvicorn did not start on {self.url}{why}") from self._failure
         return self.url
 
     def stop(self) -> None:

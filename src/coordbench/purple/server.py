@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import socket
-import threading
 from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -25,6 +24,7 @@ from starlette.applications import Starlette
 
 from coordbench import __version__
 from coordbench.a2a import build_agent_card, create_a2a_app
+from coordbench.loopback import AnnouncingServer
 from coordbench.purple.agent import PurpleAgent
 from coordbench.purple.llm import LLMBackend
 from coordbench.purple.roles import ROLES
@@ -152,18 +152,10 @@ def serve_member(
     )  # fmt: skip
     if settings.registry:
         register(settings.registry, member.name, url, member.role)
-    server = uvicorn.Server(
-        uvicorn.Config(app, log_level="warning", timeout_keep_alive=30, timeout_graceful_shutdown=5)
+    server = AnnouncingServer(
+        uvicorn.Config(app, log_level="warning", timeout_keep_alive=30, timeout_graceful_shutdown=5),
+        announce=lambda: announce(url),
     )
-    announced = threading.Event()
-
-    def wait_and_announce() -> None:
-        while not server.started and not server.should_exit:
-            announced.wait(0.01)
-        if server.started:
-            announce(url)
-
-    threading.Thread(target=wait_and_announce, daemon=True).start()
     try:
         server.run(sockets=[sock])
     finally:
