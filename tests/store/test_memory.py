@@ -11,6 +11,7 @@ from coordbench.spans import SpanData, StatusCode
 from coordbench.store import BatchTooLargeError, StoreFullError, TraceStore
 from coordbench.store.encoded import EncodedSpan
 from coordbench.store.sizes import ENCODED_SPAN_OVERHEAD, Grouper, held_bytes
+from support.faketime import FakeTime
 from support.spans import TRACE, call, serve, sid, span
 
 OTHER = "ab" * 16
@@ -103,30 +104,29 @@ async def test_failed_call_needs_no_server_span() -> None:
 
 
 async def test_wait_complete_waits_for_the_missing_span_and_the_quiet_period() -> None:
-    store = TraceStore()
+    time = FakeTime()
+    store = TraceStore(clock=time.clock, sleep=time.sleep)
     root, client, server = chain()
     await store.add(encoded(root, client))
-
-    async def late() -> None:
-        await asyncio.sleep(0.2)
-        await store.add(encoded(server))
-
-    task = asyncio.create_task(late())
-    loop = asyncio.get_running_loop()
-    started = loop.time()
-    snapshot = await store.wait_complete(TRACE, quiet=0.2, timeout=5)
-    waited = loop.time() - started
-    await task
+    waiting = asyncio.create_task(store.wait_complete(TRACE, quiet=0.2, timeout=5))
+    await time.advance(0.2)
+    assert not waiting.done()  # quiet, but the server span is missing
+    await store.add(encoded(server))  # at 0.2
+    await time.advance(0.19)
+    assert not waiting.done()  # complete, not yet quiet
+    await time.advance(0.01)
+    snapshot = waiting.result()  # quiet at 0.4: 0.2 until the span arrived, then 0.2 of quiet
     assert snapshot.completeness.complete and not snapshot.completeness.timed_out
     assert len(snapshot.spans) == 3
-    assert waited >= 0.4  # 0.2 until the span arrived, then 0.2 of quiet (how much longer is the machine's business)
 
 
 async def test_wait_complete_times_out_with_a_report() -> None:
-    store = TraceStore()
+    time = FakeTime(autojump=True)
+    store = TraceStore(clock=time.clock, sleep=time.sleep)
     root, client, _server = chain()
     await store.add(encoded(root, client))
     snapshot = await store.wait_complete(TRACE, quiet=0.05, timeout=0.3)
+    assert time.now == pytest.approx(0.3)  # it gave up at its deadline, not before
     report = snapshot.completeness
     assert (report.timed_out, report.complete, report.unmatched_clients) == (True, False, (sid(2),))
     assert len(snapshot.spans) == 2
@@ -136,7 +136,8 @@ async def test_wait_complete_times_out_with_a_report() -> None:
 
 async def test_wait_complete_accepts_a_parent_that_is_still_open() -> None:
     """Mid-assessment the root span has not ended: its children are not orphans when it is named open."""
-    store = TraceStore()
+    time = FakeTime(autojump=True)
+    store = TraceStore(clock=time.clock, sleep=time.sleep)
     _root, client, server = chain()
     await store.add(encoded(client, server))
     blocked = await store.wait_complete(TRACE, quiet=0.01, timeout=0.2)
@@ -148,7 +149,8 @@ async def test_wait_complete_accepts_a_parent_that_is_still_open() -> None:
 
 async def test_wait_complete_within_a_subtree() -> None:
     """One scenario of a running assessment: root open, scenario 1 stuck, scenario 2 complete."""
-    store = TraceStore()
+    time = FakeTime(autojump=True)
+    store = TraceStore(clock=time.clock, sleep=time.sleep)
     scenario1 = span("scenario 1", span_id=sid(2), parent=sid(1), service="host")
     stuck = call("host", "B", parent=sid(2), span_id=sid(3))  # B's server span never comes
     scenario2 = span("scenario 2", span_id=sid(4), parent=sid(1), service="host")
@@ -186,15 +188,14 @@ async def test_a_parent_cycle_in_the_trace_does_not_hang_a_scoped_wait() -> None
 
 
 async def test_wait_complete_for_a_trace_that_arrives_later() -> None:
-    store = TraceStore()
-
-    async def later() -> None:
-        await asyncio.sleep(0.1)
-        await store.add(encoded(*chain()))
-
-    task = asyncio.create_task(later())
-    snapshot = await store.wait_complete(TRACE, quiet=0.1, timeout=5)
-    await task
+    time = FakeTime()
+    store = TraceStore(clock=time.clock, sleep=time.sleep)
+    waiting = asyncio.create_task(store.wait_complete(TRACE, quiet=0.1, timeout=5))
+    await time.advance(1.0)
+    assert not waiting.done()  # no such trace yet
+    await store.add(encoded(*chain()))  # at 1.0
+    await time.advance(0.1)
+    snapshot = waiting.result()
     assert snapshot.completeness.complete and len(snapshot.spans) == 3
 
 

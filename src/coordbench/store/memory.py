@@ -15,7 +15,7 @@ import itertools
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -139,6 +139,8 @@ class TraceStore:
             receiver answers 503 with ``Retry-After``.
         persistence: Durable storage (``None``: memory only, the default).
         clock: Monotonic clock (seconds), replaceable in tests.
+        sleep: How :meth:`wait_complete` waits out a quiet period or its deadline (default
+            ``asyncio.sleep``); a test gives one that advances its ``clock``, so waits take no time.
         grouper: A faster grouping of each batch by trace (the C extension's
             :func:`coordbench.otlp.native.group`, which the servers pass); ``None``: Python's.
     """
@@ -152,6 +154,7 @@ class TraceStore:
         evict_after: float = 60.0,
         persistence: Persistence | None = None,
         clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         grouper: Grouper | None = None,
     ) -> None:
         """Create an empty store; call :meth:`open` before use when ``persistence`` is given."""
@@ -163,6 +166,7 @@ class TraceStore:
         self.evict_after = evict_after
         self._persistence = persistence
         self._clock = clock
+        self._sleep = sleep
         self._grouper = grouper
         self._traces: OrderedDict[bytes, _Trace] = OrderedDict()  # least recently grown first
         self._created: dict[bytes, _Trace] = {}  # oldest first: the listing walks it backwards, no sort
@@ -490,11 +494,23 @@ class TraceStore:
                     return TraceSnapshot(trace_id.lower(), [], empty)
                 spans, report = self._scoped(trace, open_spans, within)
                 return TraceSnapshot(trace_id.lower(), spans, dataclasses.replace(report, timed_out=True))
-            if wake is None:
-                await asyncio.sleep(wait)
-            else:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(wake.wait(), timeout=wait)
+            await self._wait(wake, wait)
+
+    async def _wait(self, wake: asyncio.Event | None, seconds: float) -> None:
+        """Wait ``seconds`` (on :attr:`_sleep`'s time), or until ``wake`` is set, whichever comes first."""
+        if wake is None:
+            await self._sleep(seconds)
+            return
+        if self._sleep is asyncio.sleep:  # the loop's own clock: one timer, no extra task
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(wake.wait(), timeout=seconds)
+            return
+        woken, slept = asyncio.ensure_future(wake.wait()), asyncio.ensure_future(self._sleep(seconds))
+        try:
+            await asyncio.wait({woken, slept}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (woken, slept):
+                task.cancel()
 
     def list_traces(self, *, limit: int = 50, cursor: str | None = None) -> tuple[list[TraceSummary], str | None]:
         """Traces, newest first, a page at a time.
