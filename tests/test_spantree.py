@@ -6,7 +6,7 @@ import pytest
 
 from coordbench import semconv
 from coordbench.spans import SpanData, SpanKind
-from coordbench.spantree import SpanTree
+from coordbench.testing import SpanTree
 
 T = "0af7651916cd43dd8448eb211c80319c"
 INVOKE = semconv.OPERATION_INVOKE_AGENT

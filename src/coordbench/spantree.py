@@ -329,17 +329,6 @@ class SpanTree:
                 out.append(span)
         return out
 
-    def one(self, predicate: Callable[[SpanData], bool] | None = None, **match: Any) -> SpanData:
-        """The single span matching; see :meth:`find`.
-
-        Raises:
-            AssertionError: If no span or several spans match (the message shows the tree).
-        """
-        found = self.find(predicate, **match)
-        if len(found) != 1:
-            raise AssertionError(f"expected exactly one span matching {match}, found {len(found)}:\n{self.render()}")
-        return found[0]
-
     def agent_of(self, span: SpanData) -> str | None:
         """The agent doing the work of ``span``.
 

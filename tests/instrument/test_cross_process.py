@@ -19,9 +19,8 @@ from coordbench import semconv
 from coordbench.a2a import build_agent_card, create_a2a_app
 from coordbench.graph import evaluate_graph
 from coordbench.spans import SpanData, SpanKind, StatusCode
-from coordbench.spantree import SpanTree
 from coordbench.steps import AgentInvocation, CallType, ToolInvocation, step_from_span
-from coordbench.testing import LoopbackServer, RecordingSpanExporter
+from coordbench.testing import LoopbackServer, RecordingSpanExporter, SpanTree
 from support.otlp_sink import OtlpSink
 from support.processes import RELAY, AgentProcess, exporting_env
 

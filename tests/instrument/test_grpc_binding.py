@@ -23,8 +23,7 @@ from agents.relay import RelayExecutor
 from coordbench import semconv
 from coordbench.a2a import build_agent_card
 from coordbench.spans import SpanKind
-from coordbench.spantree import SpanTree
-from coordbench.testing import RecordingSpanExporter
+from coordbench.testing import RecordingSpanExporter, SpanTree
 
 pytestmark = pytest.mark.usefixtures("a2a_instrumented")
 

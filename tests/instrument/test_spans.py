@@ -32,8 +32,7 @@ from coordbench import semconv
 from coordbench.a2a import build_agent_card, create_a2a_app
 from coordbench.instrument import host_step
 from coordbench.spans import SpanData, SpanKind, StatusCode, span_to_dict
-from coordbench.spantree import SpanTree
-from coordbench.testing import LoopbackServer, RecordingSpanExporter
+from coordbench.testing import LoopbackServer, RecordingSpanExporter, SpanTree
 
 pytestmark = pytest.mark.usefixtures("a2a_instrumented")
 

@@ -11,7 +11,7 @@ from opentelemetry.sdk.trace.export import SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from coordbench.spans import SpanData, span_data_from_readable
-from coordbench.spantree import SpanTree
+from coordbench.testing.tree import SpanTree
 
 __all__ = ["RecordingSpanExporter"]
 
