@@ -18,9 +18,17 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, cast
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, ValidationError, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+)
 
 from coordbench.errors import CoordbenchError, describe_validation_error
 from coordbench.evals.base import TeamOutcome
@@ -44,6 +52,8 @@ __all__ = [
     "results_schema",
     "schema_text",
 ]
+
+ViewT = TypeVar("ViewT", bound=BaseModel)
 
 PART_ORDER = ("outcome", "participation", "efficiency", "parallelism", "bottleneck", "robustness", "information_flow")
 """The coordination score's parts in the order they are shown (the outcome first)."""
@@ -111,35 +121,40 @@ class ScenarioEntry(_Model):
     evaluator_failures: list[EvaluatorFailure] | None = None
     results: dict[str, Any] | None = None
     completeness: dict[str, Any] | None = None
+    _views: dict[str, tuple[object, BaseModel | None]] = PrivateAttr(
+        default_factory=dict[str, tuple[object, BaseModel | None]]
+    )
 
     @model_serializer(mode="wrap")
     def _written(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
         return {key: value for key, value in data.items() if value is not None or key not in _OPTIONAL_KEYS}
 
-    def _result(self, name: str) -> dict[str, Any] | None:
-        found = (self.results or {}).get(name)
-        return found if isinstance(found, dict) and found else None  # pyright: ignore[reportUnknownVariableType]
+    def _view(self, name: str, kind: type[ViewT]) -> ViewT | None:
+        """The evaluator ``name``'s result as ``kind`` (read once, then kept), or ``None`` when it did not run."""
+        found: object = (self.results or {}).get(name)
+        cached: tuple[object, BaseModel | None] | None = self._views.get(name)
+        if cached is None or cached[0] is not found:  # kept per result object: a copy with new results reads again
+            view = kind.model_validate(found) if isinstance(found, dict) and found else None
+            cached = (cast("object", found), view)
+            self._views[name] = cached
+        return cached[1] if isinstance(cached[1], kind) else None
 
     def graph(self) -> GraphMetrics | None:
         """The graph evaluator's result, or ``None`` when it did not run."""
-        found = self._result("graph")
-        return GraphMetrics.model_validate(found) if found is not None else None
+        return self._view("graph", GraphMetrics)
 
     def coordination(self) -> CoordinationResult | None:
         """The coordination evaluator's result, or ``None`` when it did not run."""
-        found = self._result("coordination")
-        return CoordinationResult.model_validate(found) if found is not None else None
+        return self._view("coordination", CoordinationResult)
 
     def judge(self) -> JudgeResult | None:
         """The judge's result, or ``None`` when it did not run."""
-        found = self._result("llm_judge")
-        return JudgeResult.model_validate(found) if found is not None else None
+        return self._view("llm_judge", JudgeResult)
 
     def latency(self) -> LatencyResult | None:
         """The latency evaluator's result, or ``None`` when it did not run."""
-        found = self._result("latency")
-        return LatencyResult.model_validate(found) if found is not None else None
+        return self._view("latency", LatencyResult)
 
     @property
     def run_of(self) -> str:
