@@ -835,49 +835,29 @@ def _information(trace: TeamTrace) -> Part:
     evidence: list[str] = []
     agents: set[str] = set()
     behind: list[TeamCall] = []
+
+    def found(name: str, calls: list[TeamCall], said: str) -> None:
+        """Evidence ``name`` behind ``calls``: ``said``, then the callees named."""
+        if calls:
+            fired.append(name)
+            evidence.append(f"{said}: {_names(c.call.callee for c in calls)}")
+            agents.update(c.call.callee for c in calls)
+            behind.extend(calls)
+
     if hops or unshown:
         measures["relays"] = 1.0 - (len(relays) + len(unshown)) / (len(hops) + len(unshown))
-        if relays:
-            fired.append("relays_add_nothing")
-            evidence.append(f"passed work on and added nothing: {_names(c.call.callee for c in relays)}")
-            agents |= {c.call.callee for c in relays}
-            behind += relays
-        if unshown:
-            fired.append("content_unshown")
-            evidence.append(
-                f"work handed to agents whose spans never arrived, so what they added cannot be shown: "
-                f"{_names(c.call.callee for c in unshown)}"
-            )
-            agents |= {c.call.callee for c in unshown}
-            behind += unshown
+        found("relays_add_nothing", relays, "passed work on and added nothing")
+        found("content_unshown", unshown,
+              "work handed to agents whose spans never arrived, so what they added cannot be shown")  # fmt: skip
     if content.leaves:
         measures["added"] = 1.0 - len(content.echoes) / content.leaves
-        if content.echoes:
-            fired.append("echoes")
-            evidence.append(
-                f"answers that only echoed what they were asked (under {ECHO_NOVELTY:.0%} new): "
-                f"{_names(c.call.callee for c in content.echoes)}"
-            )
-            agents |= {c.call.callee for c in content.echoes}
-            behind += content.echoes
+        found("echoes", content.echoes, f"answers that only echoed what they were asked (under {ECHO_NOVELTY:.0%} new)")
     if content.delegating:
         measures["uptake"] = 1.0 - len(content.ignored) / content.delegating
-        if content.ignored:
-            fired.append("ignores_inputs")
-            evidence.append(
-                f"answers that carried none of what the agents' callees told them: "
-                f"{_names(c.call.callee for c in content.ignored)}"
-            )
-            agents |= {c.call.callee for c in content.ignored}
-            behind += content.ignored
+        found("ignores_inputs", content.ignored, "answers that carried none of what the agents' callees told them")
     if content.answers:
         measures["repetition"] = 1.0 - len(content.repeats) / content.answers
-        if content.repeats:
-            fired.append("repeats_itself")
-            repeaters = _names(c.call.callee for c in content.repeats)
-            evidence.append(f"answers that repeated the agent's own earlier answers: {repeaters}")
-            agents |= {c.call.callee for c in content.repeats}
-            behind += content.repeats
+        found("repeats_itself", content.repeats, "answers that repeated the agent's own earlier answers")
     if not measures:
         return Part(value=1.0, weight=weight, confidence=0.5 if not hops else 1.0,
                     formula="1: no agent passed work on, and no message content or fingerprint to read")  # fmt: skip
