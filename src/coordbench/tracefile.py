@@ -22,7 +22,7 @@ from coordbench.otlp import DecodeResult, OtlpDecodeError, decode_json, decode_p
 from coordbench.semconv import SERVICE_NAME
 from coordbench.spans import AttributeValue, SpanData, SpanKind, StatusCode, span_from_dict
 
-__all__ = ["TraceFileError", "load_spans", "load_traces"]
+__all__ = ["TraceFileError", "by_trace", "load_spans", "load_traces", "spans_in"]
 
 
 class TraceFileError(CoordbenchError, ValueError):
@@ -38,8 +38,13 @@ def load_traces(path: Path) -> dict[str, list[SpanData]]:
         TraceFileError: If the file is unreadable, holds none of these forms, or a span in it
             is malformed (partly evaluating a file would mislead).
     """
+    return by_trace(load_spans(path))
+
+
+def by_trace(spans: list[SpanData]) -> dict[str, list[SpanData]]:
+    """Spans grouped by trace id, in trace id order (each trace's in the order given)."""
     traces: dict[str, list[SpanData]] = {}
-    for span in load_spans(path):
+    for span in spans:
         traces.setdefault(span.trace_id, []).append(span)
     return dict(sorted(traces.items()))
 
@@ -54,6 +59,20 @@ def load_spans(path: Path) -> list[SpanData]:
         body = path.read_bytes()
     except OSError as exc:
         raise TraceFileError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    return spans_in(path, body)
+
+
+def spans_in(path: Path, body: bytes, document: Any = None) -> list[SpanData]:
+    """:func:`load_spans` of a file already read (``body``) and, when it is JSON, maybe parsed.
+
+    Args:
+        path: The file (named in errors).
+        body: Its bytes.
+        document: ``body`` parsed as JSON, when the caller already did (``None``: not parsed).
+
+    Raises:
+        TraceFileError: If it holds none of the forms of the module docstring.
+    """
     stripped = body.lstrip()
     if not stripped.startswith((b"{", b"[")):
         try:
@@ -61,7 +80,7 @@ def load_spans(path: Path) -> list[SpanData]:
         except OtlpDecodeError as exc:
             raise TraceFileError(f"{path}: not JSON, and not OTLP protobuf either ({exc})") from exc
     try:
-        document: Any = jsontext.loads(body)
+        document = jsontext.loads(body) if document is None else document
     except ValueError as exc:
         lines = [line for line in body.splitlines() if line.strip()]
         if len(lines) > 1 and "Extra data" in str(exc):

@@ -98,6 +98,7 @@ def test_two_trace_files_are_evaluated_and_compared(tmp_path: Path) -> None:
         ("score<<1", "cannot read 'score<<1'"),
         ("nosuch<-0.1", "cannot read 'nosuch<-0.1'"),
         ("score<abc", "cannot read 'score<abc'"),
+        ("regression<1", "cannot read 'regression<1'"),  # regression takes no number
         ("new:", "new: takes an evidence name"),
         ("new:<script>", "new: takes an evidence name"),
         ("score<-0.05,,new:x", "empty rule"),

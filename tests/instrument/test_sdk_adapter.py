@@ -15,7 +15,7 @@ from agents.relay import AgentClient
 from conftest import StartAgent
 from coordbench import semconv
 from coordbench.instrument import A2AInstrumentor, _sdk
-from coordbench.testing import RecordingSpanExporter
+from coordbench.testing import RecordingSpanExporter, SpanData
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -43,6 +43,21 @@ def test_the_declared_range_is_the_one_the_instrumentor_states() -> None:
     assert A2AInstrumentor().instrumentation_dependencies() == ("a2a-sdk >= 1.3, < 2",)
 
 
+async def _ask_b(
+    start_agent: StartAgent, tracer_provider: TracerProvider, span_exporter: RecordingSpanExporter
+) -> list[SpanData]:
+    """Instrument, ask agent B once (it must answer), uninstrument; the spans, once B's SERVER span is in."""
+    url = start_agent("B")
+    A2AInstrumentor().instrument(tracer_provider=tracer_provider)
+    try:
+        client = AgentClient(url, streaming=True)
+        assert await client.ask("hello") == ("TASK_STATE_COMPLETED", "B(hello)")
+        await client.close()
+        return span_exporter.wait_for(lambda s: any(x.kind.name == "SERVER" for x in s))
+    finally:
+        A2AInstrumentor().uninstrument()
+
+
 async def test_without_its_internals_the_agent_still_answers_with_fewer_attributes(
     start_agent: StartAgent,
     tracer_provider: TracerProvider,
@@ -54,16 +69,8 @@ async def test_without_its_internals_the_agent_still_answers_with_fewer_attribut
     for internal in _sdk.INTERNALS:
         monkeypatch.setitem(_sdk._present, internal.key, False)  # pyright: ignore[reportPrivateUsage]
     monkeypatch.setattr(_sdk, "_reported", False)
-    url = start_agent("B")
     with caplog.at_level(logging.WARNING, logger="coordbench.instrument._sdk"):
-        A2AInstrumentor().instrument(tracer_provider=tracer_provider)
-    try:
-        client = AgentClient(url, streaming=True)
-        assert await client.ask("hello") == ("TASK_STATE_COMPLETED", "B(hello)")
-        await client.close()
-        spans = span_exporter.wait_for(lambda s: any(x.kind.name == "SERVER" for x in s))
-    finally:
-        A2AInstrumentor().uninstrument()
+        spans = await _ask_b(start_agent, tracer_provider, span_exporter)
     said = caplog.text
     assert "ActiveTask._agent_executor" in said and "SERVER spans end when the request handler returns" in said
     assert "BaseClient._card" in said and said.count("a2a-sdk no longer has") == len(_sdk.INTERNALS)
@@ -76,14 +83,6 @@ async def test_without_its_internals_the_agent_still_answers_with_fewer_attribut
 async def test_with_its_internals_the_spans_name_the_agent(
     start_agent: StartAgent, tracer_provider: TracerProvider, span_exporter: RecordingSpanExporter
 ) -> None:
-    url = start_agent("B")
-    A2AInstrumentor().instrument(tracer_provider=tracer_provider)
-    try:
-        client = AgentClient(url, streaming=True)
-        assert await client.ask("hello") == ("TASK_STATE_COMPLETED", "B(hello)")
-        await client.close()
-        spans = span_exporter.wait_for(lambda s: any(x.kind.name == "SERVER" for x in s))
-    finally:
-        A2AInstrumentor().uninstrument()
+    spans = await _ask_b(start_agent, tracer_provider, span_exporter)
     server = next(s for s in spans if s.kind.name == "SERVER")
     assert server.attributes[semconv.GEN_AI_AGENT_NAME] == "B"

@@ -127,28 +127,15 @@ def test_a_batch_larger_than_the_whole_store_is_resource_exhausted(start_backend
 
 async def test_grpc_and_http_share_the_bound_on_exports_being_decoded(start_backend: StartBackend) -> None:
     import asyncio
-    import time
-    from collections.abc import AsyncIterator
+
+    from support.inflight import decoding_slot_held
 
     backend = start_backend(max_inflight=1)
-    release = asyncio.Event()
-
-    async def slow_body() -> AsyncIterator[bytes]:
-        yield b"\x0a"
-        await release.wait()
-        yield b""
-
     async with httpx.AsyncClient() as client:
-        first = asyncio.create_task(client.post(f"{backend.url}/v1/traces", content=slow_body(),
-                                                headers={"Content-Type": "application/x-protobuf"}))  # fmt: skip
-        deadline = time.monotonic() + 10
-        while "coordbench_exports_inflight 1" not in (await client.get(f"{backend.url}/metrics")).text:
-            assert time.monotonic() < deadline, "the HTTP export never took the decoding slot"
-            await asyncio.sleep(0.01)  # polling a condition, with a deadline
-        # the HTTP export holds the only slot: an export over gRPC is refused, retryably
-        with pytest.raises(grpc.RpcError) as busy:
-            await asyncio.to_thread(export, backend.grpc_port, export_request([span("waits")]))
-        release.set()
+        async with decoding_slot_held(client, backend.url) as first:
+            # the HTTP export holds the only slot: an export over gRPC is refused, retryably
+            with pytest.raises(grpc.RpcError) as busy:
+                await asyncio.to_thread(export, backend.grpc_port, export_request([span("waits")]))
         await first
     assert busy.value.code() is grpc.StatusCode.UNAVAILABLE  # type: ignore[attr-defined]
     assert "1 exports are being decoded; retry later" in busy.value.details()  # type: ignore[attr-defined]

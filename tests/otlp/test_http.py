@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import gzip
 import json
 import logging
 import socket
 import time
 import zlib
-from collections.abc import AsyncIterator
 
 import httpx
 import pytest
@@ -28,6 +26,7 @@ from conftest import Backend, StartBackend
 from coordbench.otlp import export_request, export_request_json, native
 from coordbench.otlp.weight import decode_weight
 from support.decoding import note_decode_threads
+from support.inflight import decoding_slot_held
 from support.spans import TRACE, call, serve, sid, span
 
 PROTO = {"Content-Type": "application/x-protobuf"}
@@ -271,22 +270,9 @@ def test_finished_traces_are_evicted_to_make_room(start_backend: StartBackend) -
 
 async def test_too_many_exports_at_once_get_429(start_backend: StartBackend) -> None:
     backend = start_backend(max_inflight=1)
-    release = asyncio.Event()
-
-    async def slow_body() -> AsyncIterator[bytes]:
-        yield b"\x0a"
-        await release.wait()
-        yield b""
-
     async with httpx.AsyncClient() as client:
-        first = asyncio.create_task(client.post(f"{backend.url}/v1/traces", content=slow_body(), headers=PROTO))
-        deadline = time.monotonic() + 10
-        while "coordbench_exports_inflight 1" not in (await client.get(f"{backend.url}/metrics")).text:
-            assert time.monotonic() < deadline, "the first export never took the decoding slot"
-            await asyncio.sleep(0.01)  # polling a condition, with a deadline
-        # the first export now holds the only decoding slot
-        second = await client.post(f"{backend.url}/v1/traces", content=b"", headers=PROTO)
-        release.set()
+        async with decoding_slot_held(client, backend.url) as first:  # the first export holds the only slot
+            second = await client.post(f"{backend.url}/v1/traces", content=b"", headers=PROTO)
         assert second.status_code == 429
         assert second.headers["Retry-After"] == "2"
         assert (await first).status_code == 400  # b"\x0a" alone is a truncated message

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 from rich.console import Console
@@ -37,17 +38,24 @@ class _Side:
     spans: dict[str, list[SpanData]] = field(default_factory=dict[str, list["SpanData"]])
 
 
-def _is_results(path: Path) -> bool:
-    """The file holds a results.json document (an object with ``results``), not spans."""
+def _add_file(side: _Side, path: Path) -> None:
+    """A results.json document's rows, or a trace file's traces evaluated; the file read and parsed once."""
     from coordbench import jsontext
+    from coordbench.resultdoc import ResultsDocument
+    from coordbench.tracefile import by_trace, spans_in
 
-    if path.suffix.lower() != ".json":
-        return False
     try:
-        document = jsontext.load_file(path, CompareInputError)
-    except CompareInputError:
-        return False
-    return isinstance(document, dict) and "results" in document
+        body = path.read_bytes()
+    except OSError as exc:
+        raise CompareInputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    document: object = None
+    if body.lstrip().startswith((b"{", b"[")):
+        with contextlib.suppress(ValueError):  # not one JSON document: the trace reader says what it is
+            document = jsontext.loads(body)
+    if isinstance(document, dict) and "results" in document:
+        side.rows.extend(ResultsDocument.read(cast("object", document), source=str(path)).results)
+    else:
+        _add_traces(side, by_trace(spans_in(path, body, document)))
 
 
 def _plain(row: ResultRow, trace_id: str) -> ResultRow:
@@ -69,7 +77,7 @@ def _add_traces(side: _Side, by_trace: dict[str, list[SpanData]]) -> None:
 def _load(source: str, receiver: str | None, token: str | None) -> _Side:
     from coordbench.cli.evaluate import fetch_trace
     from coordbench.resultdoc import ResultsDocument, ResultsDocumentError
-    from coordbench.tracefile import TraceFileError, load_traces
+    from coordbench.tracefile import TraceFileError
 
     side = _Side(label=source)
     path = Path(source)
@@ -83,10 +91,7 @@ def _load(source: str, receiver: str | None, token: str | None) -> _Side:
             for file in files:
                 side.rows.extend(ResultsDocument.load(file).results)
         elif path.is_file():
-            if _is_results(path):
-                side.rows.extend(ResultsDocument.load(path).results)
-            else:
-                _add_traces(side, load_traces(path))
+            _add_file(side, path)
         elif _TRACE_ID.match(source) and receiver is not None:
             _add_traces(side, {source: fetch_trace(receiver, source, token)})
         else:

@@ -8,7 +8,7 @@ regressions ``--fail-on`` names (:mod:`~coordbench.compare.rules`).
 
 from coordbench.compare.diff import compare_rows
 from coordbench.compare.model import Comparison, Delta, EvidenceChange, GraphChange, PathChange, ScenarioComparison
-from coordbench.compare.rules import Rule, RuleError, broken, parse_rules
+from coordbench.compare.rules import Rule, RuleError, broken, parse_rules, worse_than
 
 __all__ = [
     "Comparison",
@@ -22,4 +22,5 @@ __all__ = [
     "broken",
     "compare_rows",
     "parse_rules",
+    "worse_than",
 ]

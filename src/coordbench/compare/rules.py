@@ -26,7 +26,7 @@ from coordbench.compare.diff import FIGURES
 from coordbench.compare.model import Comparison, Delta
 from coordbench.errors import CoordbenchError
 
-__all__ = ["Rule", "RuleError", "broken", "parse_rules"]
+__all__ = ["Rule", "RuleError", "broken", "parse_rules", "worse_than"]
 
 _OPS: dict[str, Callable[[float, float], bool]] = {
     "<=": operator.le,
@@ -112,7 +112,7 @@ def _described(delta: Delta) -> str:
 
 
 def _figure_known(figure: str) -> bool:
-    return figure in FIGURES or figure == "regression" or (figure.startswith("latency:") and len(figure) > 8)
+    return figure in FIGURES or (figure.startswith("latency:") and len(figure) > 8)
 
 
 def parse_rules(text: str) -> list[Rule]:
@@ -160,6 +160,11 @@ def parse_rules(text: str) -> list[Rule]:
             )
         )
     return rules
+
+
+def worse_than(figure: str, fall: float) -> Rule:
+    """The rule ``<figure><-fall``: the figure fell by more than ``fall`` (and beyond its noise)."""
+    return Rule(text=f"{figure}<{-fall:.6f}", figure=figure, op="<", threshold=-fall)
 
 
 def broken(rules: list[Rule], comparison: Comparison) -> list[str]:

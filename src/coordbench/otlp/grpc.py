@@ -22,7 +22,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from coordbench.auth import bearer_ok
 from coordbench.otlp.decode import decode_protobuf
 from coordbench.otlp.ingest import Inflight, ingest
-from coordbench.otlp.model import DecodeResult, OtlpDecodeError
+from coordbench.otlp.model import OtlpDecodeError
 from coordbench.otlp.weight import decode_weight
 from coordbench.store import TraceStore
 
@@ -47,26 +47,19 @@ class _TraceService:
         authorization = metadata.get("authorization")
         if not bearer_ok(authorization if isinstance(authorization, str) else None, self.token):
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
-        result: DecodeResult | None = None
-        failure: tuple[grpc.StatusCode, str] | None = None
-        with self.inflight.slot() as taken:  # the same bound on decoding work as OTLP/HTTP's
+        with self.inflight.slot() as taken:  # the same bound on decoding work as OTLP/HTTP's (abort frees it)
             if not taken:  # UNAVAILABLE is retryable for OTLP/gRPC clients (HTTP answers 429)
-                failure = (grpc.StatusCode.UNAVAILABLE, self.inflight.busy_message())
-            else:
-                try:
-                    if decode_weight(len(request)) > self.decode_in_thread_bytes:  # grpcio hands over inflated bytes
-                        result = await anyio.to_thread.run_sync(decode_protobuf, request)
-                    else:
-                        result = decode_protobuf(request)
-                except OtlpDecodeError as exc:
-                    failure = (grpc.StatusCode.INVALID_ARGUMENT, exc.message)
-                except Exception:  # a decoder bug: INTERNAL with a pointer to the log, as over HTTP
-                    logger.exception("OTLP/gRPC export: decoding failed unexpectedly")
-                    failure = (grpc.StatusCode.INTERNAL, "the receiver failed to decode this export (see its log)")
-        if failure is not None or result is None:
-            code, message = failure or (grpc.StatusCode.INTERNAL, "nothing decoded")
-            await context.abort(code, message)
-            raise AssertionError("abort returned")  # grpc.aio's abort always raises
+                await context.abort(grpc.StatusCode.UNAVAILABLE, self.inflight.busy_message())
+            try:
+                if decode_weight(len(request)) > self.decode_in_thread_bytes:  # grpcio hands over inflated bytes
+                    result = await anyio.to_thread.run_sync(decode_protobuf, request)
+                else:
+                    result = decode_protobuf(request)
+            except OtlpDecodeError as exc:
+                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, exc.message)
+            except Exception:  # a decoder bug: INTERNAL with a pointer to the log, as over HTTP
+                logger.exception("OTLP/gRPC export: decoding failed unexpectedly")
+                await context.abort(grpc.StatusCode.INTERNAL, "the receiver failed to decode this export (see its log)")
         refused = await ingest(self.store, result, transport="OTLP/gRPC")
         if refused is not None:
             # UNAVAILABLE is retryable; RESOURCE_EXHAUSTED without RetryInfo is not: a retry could never fit

@@ -17,7 +17,7 @@ import asyncio
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from coordbench.compare import Comparison, broken, compare_rows, parse_rules
+from coordbench.compare import Comparison, Rule, broken, compare_rows, worse_than
 from coordbench.compare.diff import SCORED_PARTS
 from coordbench.resultdoc import ResultRow, ResultsDocument, ScenarioEntry
 from coordbench.results import trace_results
@@ -210,8 +210,10 @@ def assert_no_regression(
     )
     comparison = compare_rows(_baseline(baseline), [head], base_label="baseline", head_label="this run")
     figures = ("score", "coordination", *SCORED_PARTS)
-    rules = ",".join([f"{name}<-{tolerance:.6f}" for name in figures] + (["new:*"] if new_evidence else []))
-    found = broken(parse_rules(rules), comparison)
+    rules = [worse_than(name, tolerance) for name in figures] + (
+        [Rule(text="new:*", evidence="*")] if new_evidence else []
+    )
+    found = broken(rules, comparison)
     if found:
         evidence = [
             f"{change.evidence}: {', '.join(change.agents) or 'no agent named'}"
