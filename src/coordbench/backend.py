@@ -6,7 +6,7 @@ import gc
 import logging
 from collections.abc import AsyncGenerator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Request, Response
 from fastapi.responses import JSONResponse
@@ -18,6 +18,9 @@ from coordbench.auth import bearer_ok
 from coordbench.bodylimit import BodyLimitMiddleware, BodyTooLargeError
 from coordbench.errors import StepFormatError
 from coordbench.jsonguard import JsonGuardMiddleware
+from coordbench.meters import BackendMeters
+from coordbench.meters import router as metrics_router
+from coordbench.online.api import router as online_router
 from coordbench.otlp import CODECS, native
 from coordbench.otlp.grpc import GrpcReceiver
 from coordbench.otlp.http import router as otlp_router
@@ -26,6 +29,9 @@ from coordbench.otlp.steps_http import router as steps_router
 from coordbench.settings import Settings, load_settings
 from coordbench.store import BatchTooLargeError, SqlitePersistence, StoreUnavailableError, TraceStore
 from coordbench.store.api import router as read_router
+
+if TYPE_CHECKING:
+    from coordbench.online.evaluator import OnlineEvaluator
 
 __all__ = [
     "BearerAuthMiddleware",
@@ -99,12 +105,17 @@ class BearerAuthMiddleware(BaseHTTPMiddleware):
 
 @asynccontextmanager
 async def serve_store(app: FastAPI, settings: Settings, store: TraceStore) -> AsyncGenerator[None]:
-    """For an app's lifespan: open ``store`` (loading durable spans) and serve OTLP/gRPC if configured.
+    """For an app's lifespan: open ``store``, serve OTLP/gRPC and evaluate online, as configured.
 
-    The bound gRPC port is put on ``app.state.grpc_port``; on exit the receiver stops and the
-    store closes.
+    Opening the store loads its durable spans; traces are evaluated online when ``settings.evaluate``.
+
+    The bound gRPC port is put on ``app.state.grpc_port``; on exit the receiver stops, online
+    evaluation stops and the store closes.
     """
     await store.open()
+    evaluator = _online_evaluator(app, settings, store)
+    if evaluator is not None:
+        evaluator.start()
     grpc_receiver: GrpcReceiver | None = None
     if settings.grpc_port is not None:
         token = settings.token.get_secret_value() if settings.token else None
@@ -123,7 +134,35 @@ async def serve_store(app: FastAPI, settings: Settings, store: TraceStore) -> As
     finally:
         if grpc_receiver is not None:
             await grpc_receiver.stop()
+        if evaluator is not None:
+            await evaluator.stop()
+            evaluator.log.close()
+        app.state.meters.shutdown()
         await store.close()
+
+
+def _online_evaluator(app: FastAPI, settings: Settings, store: TraceStore) -> OnlineEvaluator | None:
+    """The online evaluator the settings ask for (put on ``app.state.evaluator``), or ``None``."""
+    if not settings.evaluate:
+        return None
+    from coordbench.online.evaluator import OnlineEvaluator, OnlineSettings
+    from coordbench.online.events import EvaluationEvents
+    from coordbench.online.records import EvaluationLog
+
+    online = OnlineSettings(
+        quiet=settings.evaluate_quiet,
+        settle=settings.evaluate_settle,
+        queue=settings.evaluate_queue,
+        workers=settings.evaluate_workers,
+        judge_sample=settings.judge_sample,
+        judge_per_minute=settings.judge_per_minute,
+        team_attribute=settings.team_attribute,
+    )
+    log = EvaluationLog(settings.max_evaluations, settings.data_dir)
+    evaluator = OnlineEvaluator(store, log, app.state.meters, online, events=EvaluationEvents())
+    app.state.evaluator = evaluator
+    app.state.stats_sections["evaluations"] = evaluator.describe
+    return evaluator
 
 
 OTLP_PATHS = frozenset({"/v1/traces", "/traces"})
@@ -177,9 +216,14 @@ def mount_backend(app: FastAPI, settings: Settings, store: TraceStore) -> None:
     app.state.settings = settings
     app.state.store = store
     app.state.inflight = Inflight(settings.max_inflight)
+    app.state.meters = BackendMeters(store, app.state.inflight)
+    app.state.evaluator = None
+    app.state.stats_sections = {}
     app.include_router(otlp_router, tags=["otlp"])
     app.include_router(steps_router, tags=["steps"])
     app.include_router(read_router, tags=["traces"])
+    app.include_router(metrics_router, tags=["metrics"])
+    app.include_router(online_router, tags=["evaluations"])
     add_error_handlers(app)
 
     @app.get("/", tags=["about"], summary="What this server is and where to go")

@@ -95,6 +95,33 @@ class Settings(BaseSettings):
     body_timeout: float = Field(
         30.0, gt=0, description="Seconds a client has to send an export's body; a slower one gets 408."
     )
+    evaluate: bool = Field(False, description="Evaluate every trace with A2A calls once it is complete (online).")
+    evaluate_quiet: float = Field(
+        2.0, gt=0, le=3600, description="Online evaluation: seconds without new spans before a trace is looked at."
+    )
+    evaluate_settle: float = Field(
+        30.0,
+        gt=0,
+        le=86400,
+        description="Online evaluation: seconds without new spans after which an incomplete trace is evaluated anyway.",
+    )
+    evaluate_queue: int = Field(
+        1000, ge=1, le=1_000_000, description="Online evaluation: traces waiting at most; more are skipped and counted."
+    )
+    evaluate_workers: int = Field(1, ge=1, le=64, description="Online evaluation: worker processes.")
+    max_evaluations: int = Field(
+        100_000, ge=1, description="Online evaluation: evaluations kept for reading (the oldest go first)."
+    )
+    judge_sample: float = Field(
+        0.1, ge=0, le=1, description="Online evaluation: share of traces the LLM judge sees, when one is configured."
+    )
+    judge_per_minute: float = Field(6.0, ge=0, description="Online evaluation: most LLM judgements a minute.")
+    team_attribute: str = Field(
+        "service.namespace",
+        min_length=1,
+        max_length=255,
+        description="The root span's resource attribute that names a trace's team (else its service name).",
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
@@ -90,16 +89,9 @@ def _config(path: Path | None) -> dict[str, Any] | None:
 
 def _evaluate_one(trace_id: str, spans: list[SpanData], config: dict[str, Any] | None, agents: list[str]) -> str:
     """One trace's evaluation as its JSON line (run in this process, or in a worker with --jobs)."""
-    from coordbench.evals.replay import evaluate_trace, recorded_config
-    from coordbench.green.request import validate_config
+    from coordbench.online.job import evaluation_line
 
-    chosen = config if config is not None else recorded_config(spans)
-    assessment = validate_config(chosen or {})
-    scenarios = [s.eval_scenario() for s in assessment.scenarios or []]
-    evaluation = asyncio.run(
-        evaluate_trace(trace_id, spans, config=assessment.eval_config(), scenarios=scenarios, participants=agents)
-    )
-    return evaluation.to_json()
+    return evaluation_line(trace_id, spans, config, agents)
 
 
 def _evaluate_all(

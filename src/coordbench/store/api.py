@@ -111,46 +111,13 @@ async def list_traces(
 
 @router.get("/v1/stats", summary="Span counters")
 async def stats(request: Request) -> dict[str, Any]:
-    """``received`` / ``stored`` / ``duplicates`` / ``rejected`` / ``evicted`` and what is held now."""
-    return dataclasses.asdict(_store(request).stats)
+    """``received`` / ``stored`` / ``duplicates`` / ``rejected`` / ``evicted``, what is held now, and more.
 
-
-_METRICS = (
-    ("received", "counter", "Spans that reached the receivers (stored, duplicates and rejected alike)."),
-    ("stored", "counter", "Spans accepted (a span re-sent on retry is accepted again and kept once)."),
-    ("duplicates", "counter", "Accepted spans that were already stored."),
-    ("rejected", "counter", "Spans refused: malformed, or no room in the store."),
-    ("evicted", "counter", "Stored spans dropped later to make room (their traces had finished)."),
-)
-
-
-@router.get("/metrics", summary="Counters in the Prometheus text format", response_class=Response)
-async def metrics(request: Request) -> Response:
-    """The store's counters and gauges for a Prometheus scrape (``/v1/stats`` has the same as JSON)."""
-    store = _store(request)
-    stats = store.stats
-    lines: list[str] = []
-    for name, kind, text in _METRICS:
-        metric = f"coordbench_spans_{name}_total"
-        lines += [f"# HELP {metric} {text}", f"# TYPE {metric} {kind}", f"{metric} {getattr(stats, name)}"]
-    reasons = "coordbench_spans_rejected_by_reason_total"
-    lines += [f"# HELP {reasons} Spans refused, by reason.", f"# TYPE {reasons} counter"]
-    for reason, count in sorted(stats.rejected_reasons.items()):
-        label = reason.replace("\\", "\\\\").replace('"', '\\"')
-        lines.append(f'{reasons}{{reason="{label}"}} {count}')
-    inflight = getattr(request.app.state, "inflight", None)
-    gauges = [
-        ("coordbench_store_spans", "Spans held now.", stats.spans),
-        ("coordbench_store_traces", "Traces held now.", stats.traces),
-        ("coordbench_store_bytes", "Approximate memory the held spans take.", stats.bytes),
-        ("coordbench_store_max_spans", "The store's span bound.", store.max_spans),
-        ("coordbench_store_max_traces", "The store's trace bound.", store.max_traces),
-        ("coordbench_store_max_bytes", "The store's memory bound.", store.max_bytes),
-    ]
-    if inflight is not None:
-        gauges.append(
-            ("coordbench_exports_inflight", "OTLP exports (HTTP and gRPC) being read or decoded now.", inflight.current)
-        )
-    for metric, text, value in gauges:
-        lines += [f"# HELP {metric} {text}", f"# TYPE {metric} gauge", f"{metric} {value}"]
-    return Response("\n".join(lines) + "\n", media_type="text/plain; version=0.0.4; charset=utf-8")
+    Other parts of the app add sections through ``app.state.stats_sections`` (online
+    evaluation adds ``evaluations``).
+    """
+    document = dataclasses.asdict(_store(request).stats)
+    sections: dict[str, Callable[[], dict[str, Any]]] = getattr(request.app.state, "stats_sections", {})
+    for name, section in sections.items():
+        document[name] = section()
+    return document

@@ -18,6 +18,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Protocol
 
 from coordbench import semconv
 from coordbench.spans import SpanData
@@ -36,7 +37,7 @@ from coordbench.store.base import (
 from coordbench.store.encoded import EncodedSpan
 from coordbench.store.sizes import Grouper, group_by_trace, held_bytes
 
-__all__ = ["AddResult", "TraceStore"]
+__all__ = ["AddResult", "TraceStore", "TraceWatcher"]
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +48,22 @@ class AddResult:
 
     stored: int
     duplicates: int
+
+
+class TraceWatcher(Protocol):
+    """Told of every trace that grows or goes (online evaluation schedules traces from this).
+
+    Both calls come on the store's event loop, inside the store's bookkeeping: they must be
+    cheap and must not call back into the store.
+    """
+
+    def grown(self, trace_id: bytes, new_spans: int, now: float) -> None:
+        """``new_spans`` spans (never re-sent ones) were added to the trace at ``now`` (the store's clock)."""
+        ...
+
+    def dropped(self, trace_id: bytes, *, evicted: bool) -> None:
+        """The trace left the store: evicted to make room, or deleted."""
+        ...
 
 
 class _Trace:
@@ -177,6 +194,17 @@ class TraceStore:
         self._lock = asyncio.Lock()
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trace-store") if persistence else None
         self._any_growth = asyncio.Event()
+        self._watcher: TraceWatcher | None = None
+
+    def watch(self, watcher: TraceWatcher | None) -> None:
+        """Tell ``watcher`` of every trace that grows or goes from now on (``None``: stop).
+
+        Traces already held (loaded from durable storage, say) are reported as grown at once.
+        """
+        self._watcher = watcher
+        if watcher is not None:
+            for trace_id, trace in self._traces.items():
+                watcher.grown(trace_id, len(trace.spans), trace.last_growth)
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -261,6 +289,8 @@ class TraceStore:
         self._byte_count -= trace.held
         if evicted:
             self._stats.evicted += len(trace.spans)
+        if self._watcher is not None:
+            self._watcher.dropped(trace_id, evicted=evicted)
         if trace.keys and self._persistence is not None and self._writer is not None:
             self._writer.submit(self._persistence.delete, list(trace.keys))
 
@@ -325,6 +355,7 @@ class TraceStore:
         """Add each trace's new spans (``keys``: their persistence keys in the same order, if durable)."""
         now, wall = self._clock(), time.time_ns()
         traces = self._traces
+        watcher = self._watcher
         offset = 0
         for trace_id, group in groups.items():
             if not group:
@@ -343,6 +374,8 @@ class TraceStore:
             trace.last_growth, trace.last_growth_wall = now, wall
             traces.move_to_end(trace_id)
             trace.notify()
+            if watcher is not None:
+                watcher.grown(trace_id, len(group), now)
         if sizes:
             self._any_growth.set()
 
@@ -411,6 +444,20 @@ class TraceStore:
             return TraceSnapshot(trace_id.lower(), spans, completeness_of(hex_id, spans, idle))
 
         return build
+
+    def now(self) -> float:
+        """The store's clock (monotonic seconds): the time :class:`TraceWatcher` calls are given in."""
+        return self._clock()
+
+    def encoded(self, trace_id: bytes) -> tuple[list[EncodedSpan], float] | None:
+        """A copy of the trace's spans as stored, and the seconds since it last grew (``None``: not held).
+
+        For a reader that decodes them elsewhere (online evaluation, in its worker process).
+        """
+        trace = self._traces.get(trace_id)
+        if trace is None:
+            return None
+        return list(trace.spans.values()), max(0.0, self._clock() - trace.last_growth)
 
     def _completeness(self, trace: _Trace, spans: Sequence[SpanData], open_spans: Collection[str] = ()) -> Completeness:
         return completeness_of(

@@ -1,0 +1,444 @@
+"""``OnlineEvaluator``: every trace that completes in the store is evaluated once, off the ingest path.
+
+How a trace moves:
+
+1. The store reports each growth (:class:`~coordbench.store.TraceWatcher`). The trace waits in
+   growth order until it has been quiet for ``quiet`` seconds.
+2. It then goes into a bounded queue. When the queue is full it is *skipped* and counted
+   (``coordbench.traces.skipped{reason="queue_full"}``): ingest never waits for evaluation.
+3. A worker copies its stored spans and evaluates them in a separate process (decoding,
+   completeness, the evaluators: none of it holds the receivers' event loop or its GIL). A
+   trace that is not complete yet (a client span whose callee's spans have not arrived) goes
+   back to wait; once it has been quiet for ``settle`` seconds it is evaluated as it is, and
+   the evaluation says it was incomplete. A trace with no A2A call is counted, not evaluated.
+4. Spans arriving after the evaluation are counted (``coordbench.evaluation.late_spans``); the
+   first time, the trace is re-evaluated once it is quiet again (revision 2); after that, late
+   spans are only counted. A trace evicted before its evaluation is counted as skipped
+   (``reason="evicted"``); an evaluation that fails or crashes its worker, as ``"failed"``.
+
+The LLM judge takes part only when configured (``AGENTBEATS_LLM_API_KEY``), on the traces a
+hash of the trace id picks (``judge_sample`` of them: every receiver and every re-run picks the
+same ones), at most ``judge_per_minute``; the rule-based judge answers for the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import heapq
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+
+from coordbench.meters import BackendMeters
+from coordbench.online.events import EvaluationEvents
+from coordbench.online.job import DEFAULT_TEAM_ATTRIBUTE, JobRequest, JobResult, rows_of, run_job
+from coordbench.online.records import EvaluationLog, EvaluationRecord, ScenarioSummary
+from coordbench.store import TraceStore
+
+__all__ = ["OnlineEvaluator", "OnlineSettings", "judge_sampled"]
+
+logger = logging.getLogger(__name__)
+
+
+def judge_sampled(trace_id: bytes, fraction: float) -> bool:
+    """Whether the trace is in the judge's sample: the first 8 bytes of its id's SHA-256 below ``fraction``."""
+    if fraction <= 0:
+        return False
+    if fraction >= 1:
+        return True
+    return int.from_bytes(hashlib.sha256(trace_id).digest()[:8], "big") < fraction * 2**64
+
+
+class _Bucket:
+    """A token bucket: ``per_minute`` tokens a minute, at most ``max(1, per_minute)`` saved up."""
+
+    def __init__(self, per_minute: float, clock: Callable[[], float]) -> None:
+        self.rate = per_minute / 60.0
+        self.capacity = max(1.0, per_minute)
+        self.tokens = self.capacity
+        self.clock = clock
+        self.at = clock()
+
+    def take(self) -> bool:
+        now = self.clock()
+        self.tokens = min(self.capacity, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return True
+        return False
+
+
+@dataclass(frozen=True)
+class OnlineSettings:
+    """How online evaluation runs (the receiver's ``COORDBENCH_EVALUATE_*`` settings).
+
+    Attributes:
+        quiet: Seconds without new spans after which a trace is looked at.
+        settle: Seconds without new spans after which an incomplete trace is evaluated as it is.
+        queue: Most traces waiting for a worker; more are skipped (and counted).
+        workers: Evaluations at once, each in its own process.
+        judge_sample: Share of traces the LLM judge sees (when one is configured).
+        judge_per_minute: Most LLM judgements a minute.
+        team_attribute: The root span's resource attribute that names a trace's team.
+    """
+
+    quiet: float = 2.0
+    settle: float = 30.0
+    queue: int = 1000
+    workers: int = 1
+    judge_sample: float = 0.1
+    judge_per_minute: float = 6.0
+    team_attribute: str = DEFAULT_TEAM_ATTRIBUTE
+
+
+@dataclass
+class _Counts:
+    evaluated: int = 0
+    reevaluated: int = 0
+    incomplete_evaluated: int = 0
+    without_agent_calls: int = 0
+    late_spans: int = 0
+    skipped: dict[str, int] = field(default_factory=dict[str, int])
+    judged: int = 0
+    judge_rate_limited: int = 0
+
+
+class OnlineEvaluator:
+    """Evaluates every completed trace of ``store`` (see the module docstring).
+
+    Args:
+        store: The trace store to watch.
+        log: Where evaluations are kept.
+        meters: Where their metrics go.
+        settings: Quiet period, queue, workers, judge sample.
+        events: Where ``gen_ai.evaluation.result`` events go (default: nowhere).
+        judge_configured: Whether an LLM judge is configured (default: ``AGENTBEATS_LLM_API_KEY`` is set).
+    """
+
+    def __init__(
+        self,
+        store: TraceStore,
+        log: EvaluationLog,
+        meters: BackendMeters,
+        settings: OnlineSettings | None = None,
+        *,
+        events: EvaluationEvents | None = None,
+        judge_configured: bool | None = None,
+    ) -> None:
+        """Create the evaluator; :meth:`start` begins watching."""
+        self.store = store
+        self.log = log
+        self.meters = meters
+        self.settings = settings or OnlineSettings()
+        self.events = events
+        if judge_configured is None:
+            from coordbench.evals.config import JudgeConfig
+
+            judge_configured = JudgeConfig.from_env().api_key is not None
+        self.judge_configured = judge_configured
+        self.counts = _Counts()
+        self._bucket = _Bucket(self.settings.judge_per_minute, store.now)
+        self._growing: OrderedDict[bytes, float] = OrderedDict()  # trace -> last growth, oldest first
+        self._rechecks: dict[bytes, float] = {}  # incomplete traces -> when to look again
+        self._heap: list[tuple[float, bytes]] = []
+        self._queue: asyncio.Queue[bytes] = asyncio.Queue(maxsize=self.settings.queue)
+        self._queued: set[bytes] = set()  # queued or being evaluated
+        self._again: set[bytes] = set()  # grew while queued or being evaluated
+        self._gone: set[bytes] = set()  # dropped while queued (already counted)
+        self._revision: dict[bytes, tuple[int, int]] = {}  # evaluated traces -> (revision, span count)
+        self._late: dict[bytes, int] = {}
+        self._wake = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._pool: ProcessPoolExecutor | None = None
+        self._starting = False
+        self._changed = asyncio.Event()  # set (and replaced) whenever a trace's evaluation ends or is skipped
+        meters.queue_size = lambda: (self._queue.qsize(), self.settings.queue, len(self._growing) + len(self._rechecks))
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Watch the store (after it is open) and start the scheduler and workers."""
+        self._starting = True
+        try:
+            self.store.watch(self)
+        finally:
+            self._starting = False
+        self._tasks.append(asyncio.create_task(self._schedule(), name="online-evaluation-scheduler"))
+        for n in range(self.settings.workers):
+            self._tasks.append(asyncio.create_task(self._work(), name=f"online-evaluation-worker-{n}"))
+
+    async def stop(self) -> None:
+        """Stop watching, cancel the tasks and end the worker processes."""
+        self.store.watch(None)
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks.clear()
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+        if self.events is not None:
+            await asyncio.to_thread(self.events.shutdown)
+
+    # --- the store's reports (on the loop, cheap) ----------------------------------------------
+
+    def grown(self, trace_id: bytes, new_spans: int, now: float) -> None:
+        """Schedule the trace (or count late spans of an evaluated one)."""
+        if self._starting:  # a trace loaded from durable storage: already evaluated as it is?
+            record = self.log.get(trace_id.hex())
+            if record is not None and record.span_count == new_spans:
+                self._revision[trace_id] = (record.revision, record.span_count)
+                return
+        done = self._revision.get(trace_id)
+        if done is not None:
+            self._late[trace_id] = self._late.get(trace_id, 0) + new_spans
+            self.counts.late_spans += new_spans
+            record = self.log.get(trace_id.hex())
+            self.meters.add(
+                "coordbench.evaluation.late_spans",
+                {
+                    "team": self.meters.labels("team", record.team if record else "unknown"),
+                },
+                new_spans,
+            )
+            if done[0] >= 2:
+                return
+        if trace_id in self._queued:
+            self._again.add(trace_id)
+        self._growing[trace_id] = now
+        self._growing.move_to_end(trace_id)
+        self._rechecks.pop(trace_id, None)
+        if len(self._growing) == 1:
+            self._wake.set()
+
+    def dropped(self, trace_id: bytes, *, evicted: bool) -> None:
+        """Forget the trace; an eviction before its evaluation is counted."""
+        waiting = self._growing.pop(trace_id, None) is not None
+        waiting = self._rechecks.pop(trace_id, None) is not None or waiting
+        if trace_id in self._queued:
+            waiting = True
+            self._gone.add(trace_id)
+        evaluated = trace_id in self._revision
+        self._revision.pop(trace_id, None)
+        self._late.pop(trace_id, None)
+        self._again.discard(trace_id)
+        if evicted and waiting and not evaluated:
+            self._skip("evicted")
+
+    def _skip(self, reason: str) -> None:
+        self.counts.skipped[reason] = self.counts.skipped.get(reason, 0) + 1
+        self.meters.add("coordbench.traces.skipped", {"reason": reason})
+        self._notify()
+
+    def _notify(self) -> None:
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    # --- scheduling -------------------------------------------------------------------------
+
+    def _due(self, now: float) -> list[bytes]:
+        quiet = self.settings.quiet
+        due: list[bytes] = []
+        growing = self._growing
+        while growing:
+            trace_id, grew = next(iter(growing.items()))
+            if grew + quiet > now:
+                break
+            growing.popitem(last=False)
+            due.append(trace_id)
+        heap = self._heap
+        while heap and heap[0][0] <= now:
+            at, trace_id = heapq.heappop(heap)
+            if self._rechecks.get(trace_id) == at:
+                del self._rechecks[trace_id]
+                due.append(trace_id)
+        return due
+
+    def _next_wait(self, now: float) -> float | None:
+        times: list[float] = []
+        if self._growing:
+            times.append(next(iter(self._growing.values())) + self.settings.quiet)
+        while self._heap and self._rechecks.get(self._heap[0][1]) != self._heap[0][0]:
+            heapq.heappop(self._heap)  # superseded
+        if self._heap:
+            times.append(self._heap[0][0])
+        return max(0.0, min(times) - now) if times else None
+
+    async def _schedule(self) -> None:
+        while True:
+            now = self.store.now()
+            for trace_id in self._due(now):
+                if trace_id in self._queued:
+                    self._again.add(trace_id)
+                    continue
+                try:
+                    self._queue.put_nowait(trace_id)
+                except asyncio.QueueFull:
+                    self._skip("queue_full")
+                    continue
+                self._queued.add(trace_id)
+            wait = self._next_wait(self.store.now())
+            self._wake.clear()
+            if wait is None:
+                await self._wake.wait()
+            elif wait > 0:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), timeout=wait)
+
+    def _recheck(self, trace_id: bytes, at: float) -> None:
+        if trace_id in self._growing:
+            return  # it grew meanwhile: the quiet period decides
+        self._rechecks[trace_id] = at
+        heapq.heappush(self._heap, (at, trace_id))
+        self._wake.set()
+
+    # --- evaluating -------------------------------------------------------------------------
+
+    def _executor(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            # spawned: this process runs threads (the store's writer, the gRPC server), which a fork would copy half-way
+            self._pool = ProcessPoolExecutor(max_workers=self.settings.workers, mp_context=get_context("spawn"))
+        return self._pool
+
+    def _wants_judge(self, trace_id: bytes) -> bool:
+        if not self.judge_configured or not judge_sampled(trace_id, self.settings.judge_sample):
+            return False
+        if self._bucket.take():
+            self.counts.judged += 1
+            return True
+        self.counts.judge_rate_limited += 1
+        self.meters.add("coordbench.judge.skipped")
+        return False
+
+    async def _work(self) -> None:
+        while True:
+            trace_id = await self._queue.get()
+            try:
+                await self._evaluate(trace_id)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # never let one trace stop the worker
+                logger.exception("online evaluation of trace %s failed", trace_id.hex())
+                self._skip("failed")
+            finally:
+                self._queued.discard(trace_id)
+                gone = trace_id in self._gone
+                self._gone.discard(trace_id)
+                if trace_id in self._again and not gone:
+                    self._again.discard(trace_id)
+                    self._wake.set()  # it is in _growing: the scheduler queues it when quiet
+                self._notify()
+
+    async def _evaluate(self, trace_id: bytes) -> None:
+        if trace_id in self._gone:
+            return
+        held = self.store.encoded(trace_id)
+        if held is None:
+            self._skip("evicted")
+            return
+        spans, idle = held
+        asked = self.store.now()
+        request = JobRequest(
+            trace_id=trace_id.hex(),
+            rows=rows_of(spans),
+            idle_seconds=idle,
+            settle=self.settings.settle,
+            judge=self._wants_judge(trace_id),
+            team_attribute=self.settings.team_attribute,
+        )
+        loop = asyncio.get_running_loop()
+        try:
+            result = await loop.run_in_executor(self._executor(), run_job, request)
+        except BrokenProcessPool:
+            logger.error("the online evaluation worker died evaluating trace %s; starting a new one", trace_id.hex())
+            if self._pool is not None:
+                self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+            self._skip("failed")
+            return
+        if trace_id in self._gone:
+            return
+        await self._record(trace_id, result, last_growth=asked - idle, judge=request.judge)
+
+    async def _record(self, trace_id: bytes, result: JobResult, *, last_growth: float, judge: bool) -> None:
+        if result.outcome == "incomplete":
+            self._recheck(trace_id, last_growth + self.settings.settle)
+            return
+        if result.outcome == "no_agent_calls":
+            self.counts.without_agent_calls += 1
+            self.meters.add("coordbench.traces.without_agent_calls")
+            return
+        revision = self._revision.get(trace_id, (0, 0))[0] + 1
+        self._revision[trace_id] = (revision, result.span_count)
+        self.counts.evaluated += 1
+        self.counts.reevaluated += revision > 1
+        self.counts.incomplete_evaluated += not result.complete
+        record = EvaluationRecord(
+            trace_id=trace_id.hex(),
+            team=result.team,
+            evaluated_unix_nano=time.time_ns(),
+            span_count=result.span_count,
+            complete=result.complete,
+            revision=revision,
+            late_spans=self._late.get(trace_id, 0),
+            judge=judge,
+            scenarios=tuple(
+                ScenarioSummary(f.scenario, f.score, f.passed, f.answer_quality, f.coordination_quality, f.fired)
+                for f in result.figures
+            ),
+            line=result.line,
+        )
+        await asyncio.to_thread(self.log.put, record)
+        self.meters.evaluated(
+            result.team,
+            result.figures,
+            revision=revision,
+            since_last_span=max(0.0, self.store.now() - last_growth),
+            run=result.seconds,
+        )
+        if self.events is not None:
+            self.events.emit(record.trace_id, result.root_span_id, result.events)
+
+    async def wait_for(self, done: Callable[[], bool], timeout: float) -> bool:  # noqa: ASYNC109 - its own deadline
+        """Wait until ``done()`` holds, checked each time an evaluation ends or a trace is skipped.
+
+        Returns:
+            Whether it held before ``timeout`` seconds passed.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not done():
+            left = deadline - loop.time()
+            if left <= 0:
+                return False
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), timeout=left)
+        return True
+
+    def describe(self) -> dict[str, object]:
+        """The counters, as ``GET /v1/stats`` shows them under ``evaluations``."""
+        c = self.counts
+        return {
+            "evaluated": c.evaluated,
+            "reevaluated": c.reevaluated,
+            "evaluated_incomplete": c.incomplete_evaluated,
+            "without_agent_calls": c.without_agent_calls,
+            "late_spans": c.late_spans,
+            "skipped": dict(sorted(c.skipped.items())),
+            "judged": c.judged,
+            "judge_rate_limited": c.judge_rate_limited,
+            "queued": self._queue.qsize(),
+            "pending": len(self._growing) + len(self._rechecks),
+            "kept": len(self.log),
+            "unsaved": self.log.unsaved,
+        }

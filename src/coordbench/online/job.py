@@ -1,0 +1,343 @@
+"""One online evaluation, as the worker process runs it: stored spans in, the evaluation and its figures out.
+
+The receiver sends a trace's spans as stored (:class:`SpanRow`, plain bytes and the codec's
+name: no decoding on the loop that takes exports) and gets back a :class:`JobResult`. The
+evaluation itself is :func:`evaluation_line`, the very function ``coordbench evaluate`` runs,
+so the same spans give the same bytes online and offline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, NamedTuple, cast
+
+from coordbench import jsontext, semconv
+from coordbench.spans import AttributeValue, SpanData
+from coordbench.spantree import SpanTree, is_agent_call
+from coordbench.store.encoded import EncodedSpan, Envelope
+
+__all__ = [
+    "EvaluationEvent",
+    "JobRequest",
+    "JobResult",
+    "ScenarioFigures",
+    "SpanRow",
+    "evaluation_line",
+    "rows_of",
+    "run_job",
+    "scenario_label",
+    "team_of",
+]
+
+DEFAULT_TEAM_ATTRIBUTE = "service.namespace"
+_EXPLANATION_CHARS = 1_000
+
+
+class SpanRow(NamedTuple):
+    """A stored span made picklable: ids, the codec's name and payload bytes, its resource and scope."""
+
+    trace_id: bytes
+    span_id: bytes
+    parent_span_id: bytes
+    codec: str
+    payload: bytes
+    resource: Mapping[str, AttributeValue]
+    scope_name: str
+
+
+def rows_of(spans: Sequence[EncodedSpan]) -> list[SpanRow]:
+    """The spans as :class:`SpanRow` (protobuf spans are slices of the export: cheap)."""
+    rows: list[SpanRow] = []
+    for span in spans:
+        codec, payload = span.dump()
+        envelope = span.envelope
+        rows.append(
+            SpanRow(
+                span.trace_id,
+                span.span_id,
+                span.parent_span_id,
+                codec,
+                payload,
+                dict(envelope.resource),
+                envelope.scope_name,
+            )
+        )
+    return rows
+
+
+def _decode(rows: Sequence[SpanRow]) -> list[SpanData]:
+    from coordbench.otlp import CODECS
+
+    spans: list[SpanData] = []
+    envelopes: dict[tuple[int, str], Envelope] = {}
+    for row in rows:
+        codec = CODECS[row.codec]
+        key = (id(row.resource), row.scope_name)
+        envelope = envelopes.get(key)
+        if envelope is None:
+            envelope = envelopes[key] = Envelope(row.resource, row.scope_name)
+        spans.append(EncodedSpan(row.trace_id, row.span_id, row.parent_span_id, codec, row.payload, envelope).decode())
+    spans.sort(key=lambda s: (s.start_time_unix_nano, s.span_id))
+    return spans
+
+
+@dataclass(frozen=True)
+class JobRequest:
+    """What the worker is asked.
+
+    Attributes:
+        trace_id: The trace (32 hex digits).
+        rows: Its spans as stored.
+        idle_seconds: Seconds since it last grew.
+        settle: An incomplete trace is evaluated as it is once it has been idle this long.
+        judge: Use the configured LLM judge (else the rule-based judge answers).
+        team_attribute: The root resource's attribute naming the team.
+    """
+
+    trace_id: str
+    rows: list[SpanRow]
+    idle_seconds: float
+    settle: float
+    judge: bool = False
+    team_attribute: str = DEFAULT_TEAM_ATTRIBUTE
+
+
+@dataclass(frozen=True)
+class EvaluationEvent:
+    """One ``gen_ai.evaluation.result`` event (GenAI semantic conventions)."""
+
+    name: str
+    score: float
+    label: str
+    explanation: str
+    scenario: str
+
+
+@dataclass(frozen=True)
+class ScenarioFigures:
+    """What the metrics record of one evaluated scenario."""
+
+    scenario: str
+    score: float
+    passed: bool
+    answer_quality: float | None
+    coordination_quality: float | None
+    density: float | None
+    degree_centralisation: float | None
+    critical_path_s: float | None
+    fired: tuple[str, ...]
+    hubs: tuple[tuple[str, float], ...]
+    """Each hub and the median time it took to answer a request (seconds)."""
+
+
+@dataclass(frozen=True)
+class JobResult:
+    """What the worker answers.
+
+    Attributes:
+        outcome: ``evaluated``; ``incomplete`` (wait for more spans); ``no_agent_calls``
+            (nothing to judge: no A2A call in it).
+        span_count: Spans it was given.
+        team: The trace's team (:func:`team_of`).
+        complete: The trace was complete (an incomplete one is evaluated once it settles).
+        line: The evaluation, canonical JSON (``coordbench evaluate``'s line).
+        figures: Per scenario, what the metrics record.
+        events: The ``gen_ai.evaluation.result`` events to emit.
+        root_span_id: The span the events are attached to (the trace's root).
+        seconds: Wall time the evaluation took in the worker.
+    """
+
+    outcome: Literal["evaluated", "incomplete", "no_agent_calls"]
+    span_count: int
+    team: str = ""
+    complete: bool = False
+    line: str = ""
+    figures: list[ScenarioFigures] = field(default_factory=list[ScenarioFigures])
+    events: list[EvaluationEvent] = field(default_factory=list[EvaluationEvent])
+    root_span_id: str | None = None
+    seconds: float = 0.0
+
+
+def _root(spans: Sequence[SpanData]) -> SpanData | None:
+    """The trace's root span (no parent), else its earliest span whose parent never arrived."""
+    ids = {s.span_id for s in spans}
+    roots = [s for s in spans if s.parent_span_id is None]
+    if roots:
+        return roots[0]
+    loose = [s for s in spans if s.parent_span_id not in ids]
+    return loose[0] if loose else (spans[0] if spans else None)
+
+
+def team_of(spans: Sequence[SpanData], attribute: str = DEFAULT_TEAM_ATTRIBUTE) -> str:
+    """The team a trace belongs to: ``attribute`` of its root span's resource, else its root's service name.
+
+    ``service.namespace`` by default (OpenTelemetry's name for a group of services run
+    together); ``unknown`` when the root says neither.
+    """
+    root = _root(spans)
+    if root is None:
+        return "unknown"
+    value = root.resource.get(attribute)
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    return root.service_name or "unknown"
+
+
+def scenario_label(spans: Sequence[SpanData], evaluated: str) -> str:
+    """The scenario a metric is labelled with.
+
+    An assessment's scenario id (``evaluated`` when it is not the trace id); else the root
+    span's ``gen_ai.workflow.name``; else the root span's name.
+    """
+    root = _root(spans)
+    if root is not None and evaluated == root.trace_id:
+        workflow = root.attribute_str(semconv.GEN_AI_WORKFLOW_NAME)
+        return (workflow or root.name or "trace").strip() or "trace"
+    return evaluated.split("#", 1)[0]
+
+
+def evaluation_line(
+    trace_id: str,
+    spans: list[SpanData],
+    config: dict[str, Any] | None,
+    agents: Sequence[str] = (),
+    *,
+    judge: bool = True,
+) -> str:
+    """One trace's evaluation as canonical JSON, as ``coordbench evaluate`` prints it.
+
+    Args:
+        trace_id: The trace.
+        spans: Its spans.
+        config: An assessment config (``None``: the one the assessor recorded in the trace, else the defaults).
+        agents: Agents expected to take part (default: those the assessor recorded).
+        judge: Use the LLM judge the environment configures; ``False``: the rule-based judge.
+    """
+    from coordbench.evals.config import JudgeConfig
+    from coordbench.evals.replay import evaluate_trace, recorded_config
+    from coordbench.green.request import validate_config
+
+    chosen = config if config is not None else recorded_config(spans)
+    assessment = validate_config(chosen or {})
+    scenarios = [s.eval_scenario() for s in assessment.scenarios or []]
+    judge_config = JudgeConfig.from_env()
+    if not judge:
+        judge_config = judge_config.model_copy(update={"api_key": None})
+    evaluation = asyncio.run(
+        evaluate_trace(
+            trace_id,
+            spans,
+            config=assessment.eval_config(judge_config),
+            scenarios=scenarios,
+            participants=list(agents),
+        )
+    )
+    return evaluation.to_json()
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _object(value: object) -> dict[str, Any]:
+    """``value`` if it is a JSON object, else an empty one."""
+    return cast("dict[str, Any]", value) if isinstance(value, dict) else {}
+
+
+def _strings(value: object) -> list[str]:
+    """``value``'s items as strings if it is a JSON array, else none."""
+    return [str(item) for item in cast("list[object]", value)] if isinstance(value, list) else []
+
+
+def _figures(scenario: dict[str, Any], label: str) -> ScenarioFigures:
+    results = _object(scenario.get("results"))
+    coordination = _object(results.get("coordination"))
+    metrics = _object(_object(results.get("graph")).get("metrics"))
+    latency = _object(results.get("latency"))
+    critical = _number(latency.get("critical_path_ms"))
+    agents = _object(latency.get("agents"))
+    hubs: list[tuple[str, float]] = []
+    for hub in _strings(coordination.get("hubs")):
+        p50 = _number(_object(_object(agents.get(hub)).get("handled")).get("p50_ms"))
+        if p50 is not None:
+            hubs.append((hub, p50 / 1000))
+    return ScenarioFigures(
+        scenario=label,
+        score=_number(_object(scenario.get("score")).get("overall")) or 0.0,
+        passed=bool(scenario.get("passed")),
+        answer_quality=_number(coordination.get("answer_quality")),
+        coordination_quality=_number(coordination.get("coordination_quality")),
+        density=_number(metrics.get("density")),
+        degree_centralisation=_number(metrics.get("degree_centralisation")),
+        critical_path_s=None if critical is None else critical / 1000,
+        fired=tuple(_strings(coordination.get("fired"))),
+        hubs=tuple(hubs),
+    )
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= _EXPLANATION_CHARS else text[: _EXPLANATION_CHARS - 3] + "..."
+
+
+def quality_label(value: float) -> str:
+    """``good`` (>= 0.75), ``fair`` (>= 0.5) or ``poor``: the label of a quality on an event."""
+    return "good" if value >= 0.75 else "fair" if value >= 0.5 else "poor"
+
+
+def _events(scenario: dict[str, Any], label: str) -> list[EvaluationEvent]:
+    coordination = _object(_object(scenario.get("results")).get("coordination"))
+    weaknesses = "; ".join(_strings(coordination.get("weaknesses")))
+    strengths = "; ".join(_strings(coordination.get("strengths")))
+    why = _cut(weaknesses or strengths or "nothing to fault")
+    events: list[EvaluationEvent] = []
+    overall = _number(_object(scenario.get("score")).get("overall"))
+    if overall is not None:
+        events.append(
+            EvaluationEvent("coordbench.score", overall, "pass" if scenario.get("passed") else "fail", why, label)
+        )
+    for key, name in (("coordination_quality", "coordbench.coordination"), ("answer_quality", "coordbench.answer")):
+        value = _number(coordination.get(key))
+        if value is not None:
+            events.append(EvaluationEvent(name, value, quality_label(value), why, label))
+    return events
+
+
+def run_job(request: JobRequest) -> JobResult:
+    """Decode, check completeness, and evaluate one trace (in the worker process)."""
+    started = time.perf_counter()
+    spans = _decode(request.rows)
+    tree = SpanTree(spans)
+    team = team_of(spans, request.team_attribute)
+    root = _root(spans)
+    if not any(is_agent_call(s) for s in spans):
+        return JobResult("no_agent_calls", len(spans), team=team)
+    complete = tree.completeness(request.trace_id, request.idle_seconds).complete
+    if not complete and request.idle_seconds < request.settle:
+        return JobResult("incomplete", len(spans), team=team)
+    line = evaluation_line(request.trace_id, spans, None, judge=request.judge)
+    document = _object(jsontext.loads(line))
+    figures: list[ScenarioFigures] = []
+    events: list[EvaluationEvent] = []
+    evaluations: object = document.get("evaluations")
+    for item in cast("list[object]", evaluations) if isinstance(evaluations, list) else []:
+        scenario = _object(item)
+        label = scenario_label(spans, str(scenario.get("scenario") or ""))
+        figures.append(_figures(scenario, label))
+        events += _events(scenario, label)
+    return JobResult(
+        "evaluated",
+        len(spans),
+        team=team,
+        complete=complete,
+        line=line,
+        figures=figures,
+        events=events,
+        root_span_id=None if root is None else root.span_id,
+        seconds=time.perf_counter() - started,
+    )
