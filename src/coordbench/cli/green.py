@@ -42,6 +42,15 @@ def green(
             help="Read the token from this file's first line [env COORDBENCH_TOKEN_FILE].", show_default=False
         ),
     ] = None,
+    evaluate: Annotated[
+        bool | None,
+        typer.Option(
+            "--evaluate/--no-evaluate",
+            help="Evaluate every completed trace with A2A calls as it completes: GET /v1/evaluations, /metrics "
+            "[env COORDBENCH_EVALUATE; default off].",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Serve the green assessor: send it {"participants": {role: url}, "config": {...}} over A2A."""
     from coordbench.backend import tune_gc_for_ingest
@@ -60,6 +69,7 @@ def green(
             data_dir=data_dir,
             token=token,
             token_file=token_file,
+            evaluate=evaluate,
         )
     except ConfigurationError as exc:
         console.print(f"[red]error:[/red] {exc.message}")

@@ -40,15 +40,33 @@ def receiver(
             help="Read the token from this file's first line [env COORDBENCH_TOKEN_FILE].", show_default=False
         ),
     ] = None,
+    evaluate: Annotated[
+        bool | None,
+        typer.Option(
+            "--evaluate/--no-evaluate",
+            help="Evaluate every completed trace with A2A calls as it completes: GET /v1/evaluations, /metrics "
+            "[env COORDBENCH_EVALUATE; default off].",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
-    """Serve the trace backend: POST /v1/traces (OTLP/HTTP), OTLP/gRPC, GET /v1/traces[/{id}], GET /v1/stats."""
+    """Serve the trace backend: POST /v1/traces (OTLP/HTTP), OTLP/gRPC, GET /v1/traces[/{id}], GET /v1/stats, /metrics.
+
+    With --evaluate, every trace with A2A calls is evaluated once complete (GET /v1/evaluations).
+    """
     from coordbench.backend import create_app, tune_gc_for_ingest
     from coordbench.settings import auth_note, load_settings
 
     console = Console(stderr=True)
     try:
         settings = load_settings(
-            host=host, port=port, grpc_port=grpc_port, data_dir=data_dir, token=token, token_file=token_file
+            host=host,
+            port=port,
+            grpc_port=grpc_port,
+            data_dir=data_dir,
+            token=token,
+            token_file=token_file,
+            evaluate=evaluate,
         )
         if no_grpc:
             settings = settings.model_copy(update={"grpc_port": None})
@@ -58,6 +76,7 @@ def receiver(
     tune_gc_for_ingest()
     grpc = "off" if settings.grpc_port is None else str(settings.grpc_port)
     storage = f"durable in {settings.data_dir}" if settings.data_dir else "in memory"
+    online = ", online evaluation on (GET /v1/evaluations)" if settings.evaluate else ""
     serve(
         console,
         lambda: create_app(settings),
@@ -65,5 +84,5 @@ def receiver(
         port=settings.port,
         other_ports=[] if settings.grpc_port is None else [("OTLP/gRPC", settings.grpc_port)],
         banner=f"coordbench receiver: http://{settings.host}:{settings.port}/v1/traces, OTLP/gRPC port {grpc}, "
-        f"spans {storage}, {auth_note(settings)}",
+        f"spans {storage}{online}, {auth_note(settings)}",
     )

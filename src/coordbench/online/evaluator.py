@@ -104,6 +104,7 @@ class _Counts:
     evaluated: int = 0
     reevaluated: int = 0
     incomplete_evaluated: int = 0
+    incomplete_checks: int = 0
     without_agent_calls: int = 0
     late_spans: int = 0
     skipped: dict[str, int] = field(default_factory=dict[str, int])
@@ -372,6 +373,7 @@ class OnlineEvaluator:
 
     async def _record(self, trace_id: bytes, result: JobResult, *, last_growth: float, judge: bool) -> None:
         if result.outcome == "incomplete":
+            self.counts.incomplete_checks += 1
             self._recheck(trace_id, last_growth + self.settings.settle)
             return
         if result.outcome == "no_agent_calls":
@@ -432,6 +434,7 @@ class OnlineEvaluator:
             "evaluated": c.evaluated,
             "reevaluated": c.reevaluated,
             "evaluated_incomplete": c.incomplete_evaluated,
+            "found_incomplete": c.incomplete_checks,
             "without_agent_calls": c.without_agent_calls,
             "late_spans": c.late_spans,
             "skipped": dict(sorted(c.skipped.items())),
