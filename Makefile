@@ -10,7 +10,7 @@ UV := $(UV_BIN)
 endif
 RUN := $(UV) run --locked
 
-.PHONY: help uv sync demo browser test lint format typecheck pytest bench fuzz schema
+.PHONY: help uv sync demo browser prometheus test lint format typecheck pytest bench fuzz schema dashboards
 
 help: ## Show this help
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
@@ -33,7 +33,12 @@ browser: ## Install Debian's chromium for the report's browser test, if it is mi
 	  { ($(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null) \
 	    || echo "chromium could not be installed: the report's browser test will be skipped"; }
 
-test: lint typecheck browser pytest ## Lint, type-check and run the test suite
+prometheus: ## Install Debian's prometheus (and promtool) for the dashboards' and alert rules' test, if missing
+	@command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1 || \
+	  { ($(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends prometheus >/dev/null) \
+	    || echo "prometheus could not be installed: the dashboards' Prometheus test will be skipped"; }
+
+test: lint typecheck browser prometheus pytest ## Lint, type-check and run the test suite
 
 lint: sync ## ruff check + ruff format --check
 	$(RUN) ruff check src tests benchmarks scripts hatch_build.py
@@ -51,6 +56,9 @@ pytest: sync ## Run the tests
 
 schema: sync ## Write docs/results.schema.json (the results contract's JSON Schema) from the models
 	$(RUN) python -c "from coordbench.resultdoc import schema_text; print(schema_text(), end='')" > docs/results.schema.json
+
+dashboards: sync ## Write dashboards/ (Grafana dashboard and provisioning, Prometheus config and alert rules) from the code
+	$(RUN) python -m coordbench.online.dashboard dashboards
 
 FUZZ_COUNT ?= 2000000
 FUZZ_SEED ?= 1

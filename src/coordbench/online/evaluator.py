@@ -42,7 +42,10 @@ from coordbench.online.job import DEFAULT_TEAM_ATTRIBUTE, JobRequest, JobResult,
 from coordbench.online.records import EvaluationLog, EvaluationRecord, ScenarioSummary
 from coordbench.store import TraceStore
 
-__all__ = ["OnlineEvaluator", "OnlineSettings", "judge_sampled"]
+__all__ = ["SKIP_REASONS", "OnlineEvaluator", "OnlineSettings", "judge_sampled"]
+
+SKIP_REASONS = ("queue_full", "evicted", "failed")
+"""Why a trace goes unevaluated (the ``reason`` of ``coordbench.traces.skipped``)."""
 
 logger = logging.getLogger(__name__)
 
@@ -161,6 +164,8 @@ class OnlineEvaluator:
         self._pool: ProcessPoolExecutor | None = None
         self._starting = False
         self._changed = asyncio.Event()  # set (and replaced) whenever a trace's evaluation ends or is skipped
+        for reason in SKIP_REASONS:  # every series from the start: a counter first seen at 1 hides that increase
+            meters.add("coordbench.traces.skipped", {"reason": reason}, 0)
         meters.queue_size = lambda: (self._queue.qsize(), self.settings.queue, len(self._growing) + len(self._rechecks))
 
     # --- lifecycle ---------------------------------------------------------------------------
