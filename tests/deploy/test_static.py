@@ -41,13 +41,17 @@ def test_hadolint_passes_on_both_dockerfiles() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+_YAML = ("*.yaml", "*.yml", "collector/*.yaml", ".github/workflows/*.yml", ".yamllint.yaml")
+
+
 def test_yamllint_passes_on_every_yaml_file() -> None:
     files = sorted(
         str(p.relative_to(ROOT))
-        for pattern in ("*.yaml", "*.yml", "collector/*.yaml", ".github/workflows/*.yml", ".yamllint.yaml")
+        for pattern in (*_YAML, "dashboards/**/*.yml", "dashboards/**/*.yaml")
         for p in ROOT.glob(pattern)
     )
     assert "docker-compose.yaml" in files and ".github/workflows/ci.yml" in files
+    assert "dashboards/prometheus/alerts.yml" in files
     result = subprocess.run([_bin("yamllint"), "-c", ".yamllint.yaml", "--strict", *files], cwd=ROOT,
                             capture_output=True, text=True, check=False)  # fmt: skip
     assert result.returncode == 0, result.stdout
@@ -194,3 +198,42 @@ def test_workflows_parse_and_name_files_and_targets_that_exist() -> None:
                 assert (ROOT / f"Dockerfile.{agent}").exists()
     ci = (ROOT / ".ci" / "run").read_text()
     assert "make test" in ci
+
+
+def test_the_observability_profile_wires_prometheus_and_grafana_to_the_dashboards() -> None:
+    from coordbench.online import dashboard
+
+    services: dict[str, Any] = COMPOSE["services"]
+    configs: dict[str, Any] = COMPOSE["configs"]
+    profiled = {name for name, s in services.items() if s.get("profiles")}
+    assert profiled == {"prometheus", "grafana"}
+    assert all(services[name]["profiles"] == ["observability"] for name in profiled)
+    # every config file exists and is one `make dashboards` writes
+    built = {f"./dashboards/{relative}" for relative in dashboard.files()}
+    for service in profiled:
+        for entry in services[service]["configs"]:
+            path = configs[entry["source"]]["file"]
+            assert path in built, path
+            assert (ROOT / path).exists()
+    targets = {e["target"] for e in services["prometheus"]["configs"]}
+    prometheus = yaml.safe_load((ROOT / "dashboards" / "prometheus" / "prometheus.yml").read_text())
+    assert set(prometheus["rule_files"]) <= targets
+    scrape = prometheus["scrape_configs"][0]
+    assert scrape["metrics_path"] == "/metrics" and scrape["static_configs"][0]["targets"] == ["green:9009"]
+    assert services["green"]["environment"]["COORDBENCH_EVALUATE"] == "${COORDBENCH_EVALUATE:-true}"
+    # Grafana: its data sources are the compose services on the ports they serve; the dashboard is where the
+    # provider looks, and the panels use the provisioned Prometheus
+    sources = yaml.safe_load((ROOT / "dashboards/grafana/provisioning/datasources/coordbench.yaml").read_text())
+    urls = {s["type"]: s["url"] for s in sources["datasources"]}
+    assert urls == {"prometheus": "http://prometheus:9090", "jaeger": "http://jaeger:16686"}
+    assert services["prometheus"]["ports"] == ["9090:9090"] and "jaeger" in services
+    providers = yaml.safe_load((ROOT / "dashboards/grafana/provisioning/dashboards/coordbench.yaml").read_text())
+    folder = providers["providers"][0]["options"]["path"]
+    grafana_targets = {e["target"] for e in services["grafana"]["configs"]}
+    assert f"{folder}/coordination.json" in grafana_targets
+    assert services["grafana"]["environment"]["GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH"] in grafana_targets
+    board = json.loads((ROOT / "dashboards/grafana/dashboards/coordination.json").read_text())
+    uids = {s["uid"] for s in sources["datasources"]}
+    for panel in board["panels"]:
+        if panel["type"] != "row":
+            assert panel["datasource"]["uid"] in uids and panel["targets"], panel["title"]

@@ -22,6 +22,7 @@ from typing import Any
 
 import httpx
 import pytest
+import yaml
 
 from conftest import Backend, StartBackend
 from coordbench.online import dashboard
@@ -56,18 +57,22 @@ def until(check: Any, what: str, deadline: float = 180.0) -> None:
 
 
 class Prometheus:
-    """``prometheus`` on a free loopback port, scraping ``target`` every second with our rules."""
+    """``prometheus`` on a free loopback port with the compose profile's configuration and rules.
+
+    Only what differs here is changed: the target (the receiver on loopback, not ``green:9009``),
+    the rules' path, and the intervals (a second, not 15 and 30).
+    """
 
     def __init__(self, target: str, workdir: Path) -> None:
         port = free_port()
         self.url = f"http://127.0.0.1:{port}"
+        shipped = yaml.safe_load((DASHBOARDS / "prometheus" / "prometheus.yml").read_text())
+        shipped["global"] = {"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"}
+        shipped["rule_files"] = [str(RULES)]
+        (scrape,) = shipped["scrape_configs"]
+        scrape["static_configs"][0]["targets"] = [target]
         config = workdir / "prometheus.yml"
-        config.write_text(
-            "global: {scrape_interval: 1s, scrape_timeout: 1s, evaluation_interval: 1s}\n"
-            f"rule_files: ['{RULES}']\n"
-            "scrape_configs:\n"
-            f"  - {{job_name: coordbench, metrics_path: /metrics, static_configs: [{{targets: ['{target}']}}]}}\n"
-        )
+        config.write_text(yaml.safe_dump(shipped))
         self.log = (workdir / "prometheus.log").open("w")
         self.proc = subprocess.Popen(
             ["prometheus", f"--config.file={config}", f"--storage.tsdb.path={workdir / 'tsdb'}",
