@@ -154,10 +154,17 @@ class EvaluationLog:
         """Records whose durable write failed (kept in memory only)."""
         self._db: sqlite3.Connection | None = None
         if data_dir is not None:
-            data_dir.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(data_dir / "evaluations.sqlite", check_same_thread=False, isolation_level=None)
-            self._db.executescript(_SCHEMA)
-            self._load()
+            path = data_dir / "evaluations.sqlite"
+            try:
+                data_dir.mkdir(parents=True, exist_ok=True)
+                self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+                self._db.executescript(_SCHEMA)
+                self._load()
+            except (OSError, sqlite3.Error) as exc:  # a full or read-only disk: evaluate on, in memory
+                logger.warning("cannot keep evaluations in %s (%s): they are kept in memory only", path, exc)
+                if self._db is not None:
+                    self._db.close()
+                self._db = None
 
     def _load(self) -> None:
         import json

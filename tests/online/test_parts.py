@@ -1,0 +1,141 @@
+"""The online evaluator's parts on their own: judge sample and rate, team and scenario, label bounds, the log."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from coordbench.meters import OTHER, PROMETHEUS, BoundedLabels
+from coordbench.online.api import parse_since
+from coordbench.online.evaluator import _Bucket, judge_sampled
+from coordbench.online.job import quality_label, scenario_label, team_of
+from coordbench.online.records import EvaluationLog, EvaluationRecord, ScenarioSummary
+from store.test_faults import fill, free, needs_mount, small_disk
+from support.spans import sid, span
+
+
+def test_the_judge_sample_is_a_hash_of_the_trace_id() -> None:
+    ids = [hashlib.sha256(str(n).encode()).digest()[:16] for n in range(4000)]
+    picked = [judge_sampled(t, 0.25) for t in ids]
+    assert 0.22 < sum(picked) / len(ids) < 0.28  # a quarter, give or take the binomial spread (sd 0.007)
+    assert picked == [judge_sampled(t, 0.25) for t in ids]  # the same traces every time
+    # by hand: the first 8 bytes of SHA-256, as a fraction of 2^64
+    for t in ids[:50]:
+        share = int.from_bytes(hashlib.sha256(t).digest()[:8], "big") / 2**64
+        assert judge_sampled(t, 0.25) == (share < 0.25)
+    assert not any(judge_sampled(t, 0) for t in ids) and all(judge_sampled(t, 1) for t in ids)
+    # a larger sample holds the smaller one: raising the rate never drops a trace already judged
+    assert all(judge_sampled(t, 0.5) for t, p in zip(ids, picked, strict=True) if p)
+
+
+def test_the_judge_rate_limit_is_a_token_bucket() -> None:
+    now = [0.0]
+    bucket = _Bucket(6.0, lambda: now[0])  # six a minute, six saved up at most
+    assert [bucket.take() for _ in range(7)] == [True] * 6 + [False]
+    now[0] += 10.0  # one token comes back every ten seconds
+    assert [bucket.take(), bucket.take()] == [True, False]
+    now[0] += 3600.0  # never more than six saved
+    assert sum(bucket.take() for _ in range(10)) == 6
+    zero = _Bucket(0.0, lambda: now[0])  # a zero rate: the one token it starts with, then none ever
+    assert zero.take() and not zero.take()
+    now[0] += 3600.0
+    assert not zero.take()
+
+
+def test_team_and_scenario_come_from_the_root_span() -> None:
+    root = span("invoke_workflow travel", span_id=sid(1), service="planner", **{"gen_ai.workflow.name": "travel"})
+    child = span("invoke_agent flights", span_id=sid(2), parent=sid(1), service="flights")
+    assert team_of([child, root]) == "planner"  # no namespace: the root's service
+    spaced = root._replace(resource={**root.resource, "service.namespace": " bookings "})
+    assert team_of([child, spaced]) == "bookings"
+    assert team_of([child, spaced], "deployment.environment") == "planner"
+    assert team_of([child]) == "flights"  # the root never arrived: the earliest loose span
+    assert team_of([]) == "unknown"
+    assert scenario_label([root, child], root.trace_id) == "travel"
+    assert scenario_label([root._replace(attributes={}), child], root.trace_id) == "invoke_workflow travel"
+    assert scenario_label([root, child], "checkout#2") == "checkout"  # an assessment's scenario, its run dropped
+
+
+def test_quality_labels() -> None:
+    assert [quality_label(v) for v in (1.0, 0.75, 0.7499, 0.5, 0.4999, 0.0)] == [
+        "good", "good", "fair", "fair", "poor", "poor"
+    ]  # fmt: skip
+
+
+def test_label_values_are_bounded_in_number_and_length() -> None:
+    labels = BoundedLabels(limit=3, max_chars=10)
+    assert [labels("team", t) for t in ("a", "b", "c", "d", "a", "e")] == ["a", "b", "c", OTHER, "a", OTHER]
+    assert labels("hub", "x" * 50) == "x" * 10  # another label has its own bound; values are cut
+    assert labels("hub", "") == "unknown"
+
+
+def test_prometheus_names_follow_the_exporter() -> None:
+    assert PROMETHEUS["coordbench.spans.received"] == "coordbench_spans_received_total"
+    assert PROMETHEUS["coordbench.store.bytes"] == "coordbench_store_bytes"
+    assert PROMETHEUS["coordbench.trace.critical_path"] == "coordbench_trace_critical_path_seconds"
+    assert PROMETHEUS["coordbench.evaluation.score"] == "coordbench_evaluation_score"
+
+
+@pytest.mark.parametrize(
+    ("text", "nanos"),
+    [
+        ("0", 0),
+        ("1764170000.5", 1_764_170_000_500_000_000),
+        ("2026-11-26T18:00:00Z", 1_795_716_000_000_000_000),
+        ("2026-11-26T19:00:00+01:00", 1_795_716_000_000_000_000),
+    ],
+)
+def test_since_takes_unix_seconds_or_rfc3339(text: str, nanos: int) -> None:
+    assert parse_since(text) == nanos
+
+
+def _record(n: int, team: str = "t", revision: int = 1) -> EvaluationRecord:
+    return EvaluationRecord(
+        trace_id=f"{n:032x}", team=team, evaluated_unix_nano=n, span_count=3, complete=True, revision=revision,
+        late_spans=0, judge=False, scenarios=(ScenarioSummary("s", 0.5, False, None, 0.5, ("a.b",)),),
+        line=f'{{"evaluations":[],"trace_id":"{n:032x}"}}',
+    )  # fmt: skip
+
+
+def test_the_log_keeps_the_newest_and_reloads_them(tmp_path: Path) -> None:
+    log = EvaluationLog(3, tmp_path)
+    for n in range(1, 6):
+        log.put(_record(n, team="even" if n % 2 == 0 else "odd"))
+    log.put(_record(3, revision=2))  # re-evaluated: replaced, and now the newest
+    assert [r.trace_id[-1] for r in log.newest()] == ["3", "5", "4"]
+    assert [r.trace_id[-1] for r in log.newest(team="even")] == ["4"]
+    assert [r.trace_id[-1] for r in log.newest(since_unix_nano=4)] == ["5", "4"]
+    log.close()
+    again = EvaluationLog(3, tmp_path)
+    assert [(r.trace_id[-1], r.revision) for r in again.newest()] == [("3", 2), ("5", 1), ("4", 1)]
+    assert again.get(f"{3:032X}") == _record(3, revision=2)  # ids in either case
+    assert again.get(f"{3:032x}").to_json().endswith(',"evaluation":' + _record(3).line + "}")  # type: ignore[union-attr]
+    rows = sqlite3.connect(tmp_path / "evaluations.sqlite").execute("SELECT count(*) FROM evaluations").fetchone()
+    assert rows == (3,)  # the bound holds on disk too
+
+
+@needs_mount
+def test_a_full_disk_keeps_evaluations_in_memory_and_counts_them() -> None:
+    with small_disk("1m") as disk:
+        log = EvaluationLog(100, disk)
+        log.put(_record(1))
+        fill(disk)
+        log.put(dataclasses.replace(_record(2), line='{"pad":"' + "y" * 400_000 + '"}'))
+        assert log.unsaved == 1 and log.get(f"{2:032x}") is not None  # still readable
+        free(disk)
+        log.put(_record(3))
+        assert log.unsaved == 1
+        log.close()
+        reopened = EvaluationLog(100, disk)
+        assert {r.trace_id[-1] for r in reopened.newest()} == {"1", "3"}  # the unsaved one is not on disk
+        reopened.close()
+        fill(disk)
+        (disk / "evaluations.sqlite").unlink()
+        crippled = EvaluationLog(100, disk)  # cannot even create its file: it runs in memory, it says so
+        crippled.put(_record(4))
+        assert crippled.get(f"{4:032x}") is not None
+        free(disk)
