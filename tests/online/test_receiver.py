@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import httpx
 import pytest
@@ -218,3 +219,45 @@ def test_metrics_agree_with_the_evaluations(online: Backend) -> None:
         }
         assert counted == fired
     assert samples[("coordbench_traces_evaluated_total", (("revision", "1"), ("team", "search")))] == 2
+
+
+def test_the_llm_judge_sees_the_sampled_traces_within_its_rate(
+    start_backend: StartBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from support.fake_llm import FakeLLM
+
+    secret = "sk-online-0123456789-secret"
+    with FakeLLM() as base_url:
+        monkeypatch.setenv("AGENTBEATS_LLM_API_KEY", secret)  # the worker process inherits the environment
+        monkeypatch.setenv("AGENTBEATS_LLM_BASE_URL", base_url)
+        monkeypatch.setenv("AGENTBEATS_LLM_MODEL", "judge-model")
+        backend = start_backend(**ONLINE, judge_sample=1.0, judge_per_minute=1.0)
+        post(backend.url, team_trace(40))
+        first = evaluation(backend.url, trace_id(40))
+        post(backend.url, team_trace(41))
+        second = evaluation(backend.url, trace_id(41))
+    assert (first["judge"], second["judge"]) == (True, False)  # one a minute: the second is left to the rules
+    judges = [r["evaluation"]["evaluations"][0]["results"]["llm_judge"]["judge"] for r in (first, second)]
+    assert judges == ["llm", "rules"]
+    counters = stats(backend.url)
+    assert (counters["judged"], counters["judge_rate_limited"]) == (1, 1)
+    for n in (40, 41):
+        text = httpx.get(f"{backend.url}/v1/traces/{trace_id(n)}/evaluation", timeout=30).text
+        assert secret not in text
+
+
+def test_the_green_evaluates_online_too(tmp_path: Path) -> None:
+    from coordbench.green import create_green_app
+    from coordbench.green.server import GreenSettings
+    from coordbench.testing import LoopbackServer
+
+    settings = {**ONLINE, "output_dir": tmp_path, "grpc_port": None}
+    server = LoopbackServer(lambda url: create_green_app(GreenSettings(card_url=url, **settings)))  # type: ignore[arg-type]
+    url = server.start().rstrip("/")
+    try:
+        post(url, team_trace(60, SERIAL, namespace="green-team"))
+        record = evaluation(url, trace_id(60))
+        assert record["team"] == "green-team" and "parallelism.serialised_work" in record["scenarios"][0]["fired"]
+        assert "coordbench_evaluation_score_count" in httpx.get(f"{url}/metrics", timeout=30).text
+    finally:
+        server.stop()
