@@ -154,6 +154,7 @@ def _online_evaluator(app: FastAPI, settings: Settings, store: TraceStore) -> On
         settle=settings.evaluate_settle,
         queue=settings.evaluate_queue,
         workers=settings.evaluate_workers,
+        timeout=settings.evaluate_timeout,
         judge_sample=settings.judge_sample,
         judge_per_minute=settings.judge_per_minute,
         team_attribute=settings.team_attribute,

@@ -180,7 +180,7 @@ _EVALUATION = [
         "coordbench.traces.skipped",
         "counter",
         "{trace}",
-        "Traces not evaluated: queue full, evicted first, or the evaluation failed.",
+        "Traces not evaluated: queue full, evicted first, the evaluation failed or timed out.",
         ("reason",),
     ),
     Instrument(

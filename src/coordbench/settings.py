@@ -109,6 +109,12 @@ class Settings(BaseSettings):
         1000, ge=1, le=1_000_000, description="Online evaluation: traces waiting at most; more are skipped and counted."
     )
     evaluate_workers: int = Field(1, ge=1, le=64, description="Online evaluation: worker processes.")
+    evaluate_timeout: float = Field(
+        300.0,
+        gt=0,
+        le=86400,
+        description="Online evaluation: seconds one evaluation may take before its worker is killed.",
+    )
     max_evaluations: int = Field(
         100_000, ge=1, description="Online evaluation: evaluations kept for reading (the oldest go first)."
     )

@@ -7,6 +7,9 @@ the product's own timers, set short here.
 
 from __future__ import annotations
 
+import dataclasses
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -261,3 +264,26 @@ def test_the_green_evaluates_online_too(tmp_path: Path) -> None:
         assert "coordbench_evaluation_score_count" in httpx.get(f"{url}/metrics", timeout=30).text
     finally:
         server.stop()
+
+
+def test_an_evaluation_past_its_timeout_is_killed_counted_and_the_next_one_runs(start_backend: StartBackend) -> None:
+    # a first evaluation spawns its worker: far longer than a millisecond on any machine
+    backend = start_backend(**ONLINE, evaluate_timeout=0.001)
+    post(backend.url, team_trace(70))
+    until(lambda: stats(backend.url)["skipped"].get("timed_out") == 1, "the overrun was counted")  # type: ignore[union-attr]
+    assert backend.app.state.evaluator.worker_pids() == []  # killed
+    assert httpx.get(f"{backend.url}/healthz", timeout=30).status_code == 200
+    backend.app.state.evaluator.settings = dataclasses.replace(backend.app.state.evaluator.settings, timeout=600.0)
+    post(backend.url, team_trace(71))
+    assert evaluation(backend.url, trace_id(71))["revision"] == 1  # a fresh worker took the next trace
+
+
+def test_a_worker_that_dies_is_replaced(online: Backend) -> None:
+    post(online.url, team_trace(80))
+    evaluation(online.url, trace_id(80))
+    (pid,) = online.app.state.evaluator.worker_pids()
+    os.kill(pid, signal.SIGKILL)
+    until(lambda: online.app.state.evaluator.worker_pids() == [], "the worker is gone")
+    post(online.url, team_trace(81))
+    assert evaluation(online.url, trace_id(81))["revision"] == 1
+    assert online.app.state.evaluator.worker_pids() not in ([], [pid])

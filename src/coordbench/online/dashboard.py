@@ -200,7 +200,7 @@ PANELS: tuple[Panel, ...] = (
     Panel(
         "Skipped evaluations",
         "Traces not evaluated, by reason: queue_full (too many at once), evicted (the store needed the room "
-        "first), failed (the evaluation failed or its worker died).",
+        "first), failed (the evaluation failed or its worker died), timed_out (its worker was killed).",
         ((f"sum by (reason) (rate({_name('coordbench.traces.skipped')}[{RATE}]))", "{{reason}}"),),
         ("reason",),
         unit="ops",

@@ -31,20 +31,18 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from multiprocessing import get_context
 
 from coordbench.meters import BackendMeters
 from coordbench.online.events import EvaluationEvents
-from coordbench.online.job import DEFAULT_TEAM_ATTRIBUTE, JobRequest, JobResult, rows_of, run_job
+from coordbench.online.job import DEFAULT_TEAM_ATTRIBUTE, JobRequest, JobResult, rows_of
 from coordbench.online.records import EvaluationLog, EvaluationRecord, ScenarioSummary
+from coordbench.online.worker import WorkerDiedError, WorkerProcess, WorkerTimeoutError
 from coordbench.store import TraceStore
 
 __all__ = ["SKIP_REASONS", "OnlineEvaluator", "OnlineSettings", "judge_sampled"]
 
-SKIP_REASONS = ("queue_full", "evicted", "failed")
+SKIP_REASONS = ("queue_full", "evicted", "failed", "timed_out")
 """Why a trace goes unevaluated (the ``reason`` of ``coordbench.traces.skipped``)."""
 
 logger = logging.getLogger(__name__)
@@ -88,6 +86,7 @@ class OnlineSettings:
         settle: Seconds without new spans after which an incomplete trace is evaluated as it is.
         queue: Most traces waiting for a worker; more are skipped (and counted).
         workers: Evaluations at once, each in its own process.
+        timeout: Seconds one evaluation may take; past it the worker is killed and the trace skipped.
         judge_sample: Share of traces the LLM judge sees (when one is configured).
         judge_per_minute: Most LLM judgements a minute.
         team_attribute: The root span's resource attribute that names a trace's team.
@@ -97,6 +96,7 @@ class OnlineSettings:
     settle: float = 30.0
     queue: int = 1000
     workers: int = 1
+    timeout: float = 300.0
     judge_sample: float = 0.1
     judge_per_minute: float = 6.0
     team_attribute: str = DEFAULT_TEAM_ATTRIBUTE
@@ -161,7 +161,7 @@ class OnlineEvaluator:
         self._late: dict[bytes, int] = {}
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
-        self._pool: ProcessPoolExecutor | None = None
+        self._workers = [WorkerProcess() for _ in range(self.settings.workers)]
         self._starting = False
         self._changed = asyncio.Event()  # set (and replaced) whenever a trace's evaluation ends or is skipped
         for reason in SKIP_REASONS:  # every series from the start: a counter first seen at 1 hides that increase
@@ -178,8 +178,8 @@ class OnlineEvaluator:
         finally:
             self._starting = False
         self._tasks.append(asyncio.create_task(self._schedule(), name="online-evaluation-scheduler"))
-        for n in range(self.settings.workers):
-            self._tasks.append(asyncio.create_task(self._work(), name=f"online-evaluation-worker-{n}"))
+        for n, worker in enumerate(self._workers):
+            self._tasks.append(asyncio.create_task(self._work(worker), name=f"online-evaluation-worker-{n}"))
 
     async def stop(self) -> None:
         """Stop watching, cancel the tasks and end the worker processes."""
@@ -190,9 +190,7 @@ class OnlineEvaluator:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._tasks.clear()
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+        await asyncio.gather(*(asyncio.to_thread(worker.stop) for worker in self._workers))
         if self.events is not None:
             await asyncio.to_thread(self.events.shutdown)
 
@@ -310,11 +308,9 @@ class OnlineEvaluator:
 
     # --- evaluating -------------------------------------------------------------------------
 
-    def _executor(self) -> ProcessPoolExecutor:
-        if self._pool is None:
-            # spawned: this process runs threads (the store's writer, the gRPC server), which a fork would copy half-way
-            self._pool = ProcessPoolExecutor(max_workers=self.settings.workers, mp_context=get_context("spawn"))
-        return self._pool
+    def worker_pids(self) -> list[int]:
+        """The worker processes running now."""
+        return [pid for pid in (w.pid for w in self._workers) if pid is not None]
 
     def _wants_judge(self, trace_id: bytes) -> bool:
         if not self.judge_configured or not judge_sampled(trace_id, self.settings.judge_sample):
@@ -326,11 +322,11 @@ class OnlineEvaluator:
         self.meters.add("coordbench.judge.skipped")
         return False
 
-    async def _work(self) -> None:
+    async def _work(self, worker: WorkerProcess) -> None:
         while True:
             trace_id = await self._queue.get()
             try:
-                await self._evaluate(trace_id)
+                await self._evaluate(trace_id, worker)
             except asyncio.CancelledError:
                 raise
             except Exception:  # never let one trace stop the worker
@@ -345,7 +341,7 @@ class OnlineEvaluator:
                     self._wake.set()  # it is in _growing: the scheduler queues it when quiet
                 self._notify()
 
-    async def _evaluate(self, trace_id: bytes) -> None:
+    async def _evaluate(self, trace_id: bytes, worker: WorkerProcess) -> None:
         if trace_id in self._gone:
             return
         held = self.store.encoded(trace_id)
@@ -362,14 +358,18 @@ class OnlineEvaluator:
             judge=self._wants_judge(trace_id),
             team_attribute=self.settings.team_attribute,
         )
-        loop = asyncio.get_running_loop()
         try:
-            result = await loop.run_in_executor(self._executor(), run_job, request)
-        except BrokenProcessPool:
-            logger.error("the online evaluation worker died evaluating trace %s; starting a new one", trace_id.hex())
-            if self._pool is not None:
-                self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+            result = await asyncio.to_thread(worker.call, request, self.settings.timeout)
+        except WorkerTimeoutError:
+            logger.warning(
+                "the evaluation of trace %s took over %g s: its worker was killed",
+                trace_id.hex(),
+                self.settings.timeout,
+            )
+            self._skip("timed_out")
+            return
+        except WorkerDiedError as exc:
+            logger.error("the evaluation worker died evaluating trace %s (%s); a new one starts", trace_id.hex(), exc)
             self._skip("failed")
             return
         if trace_id in self._gone:

@@ -1,0 +1,103 @@
+"""One evaluation worker: a spawned process that runs :func:`~coordbench.online.job.run_job`, killed if it overruns.
+
+A process of its own keeps evaluation off the receivers' event loop and their GIL. A trace
+whose evaluation outlasts the timeout (a hostile one, built to be slow) gets its worker
+killed: the next evaluation starts a fresh one. A worker that dies is replaced the same way.
+"""
+
+from __future__ import annotations
+
+import logging
+from multiprocessing import get_context
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+
+from coordbench.online.job import JobRequest, JobResult, run_job
+
+__all__ = ["WorkerDiedError", "WorkerProcess", "WorkerTimeoutError"]
+
+logger = logging.getLogger(__name__)
+
+
+class WorkerTimeoutError(Exception):
+    """The evaluation took longer than its timeout; the worker was killed."""
+
+
+class WorkerDiedError(Exception):
+    """The worker process ended while evaluating (killed, out of memory...)."""
+
+
+def _serve(conn: Connection) -> None:  # pragma: no cover - runs in the worker process
+    while True:
+        try:
+            request = conn.recv()
+        except (EOFError, OSError):
+            return
+        if request is None:
+            return
+        try:
+            conn.send(("ok", run_job(request)))
+        except Exception as exc:  # the parent counts it as failed and logs it
+            conn.send(("error", f"{type(exc).__name__}: {exc}"))
+
+
+class WorkerProcess:
+    """A worker process, started on first use. Calls come from one thread at a time."""
+
+    def __init__(self) -> None:
+        """Create the worker (no process yet)."""
+        self._process: BaseProcess | None = None
+        self._conn: Connection | None = None
+
+    @property
+    def pid(self) -> int | None:
+        """The running process's id, if one runs."""
+        process = self._process
+        return process.pid if process is not None and process.is_alive() else None
+
+    def _start(self) -> Connection:
+        # spawned: the receiver runs threads (the store's writer, gRPC), which a fork would copy half-way
+        context = get_context("spawn")
+        parent, child = context.Pipe()
+        process = context.Process(target=_serve, args=(child,), name="coordbench-evaluation", daemon=True)
+        process.start()
+        child.close()
+        self._process, self._conn = process, parent
+        return parent
+
+    def call(self, request: JobRequest, timeout: float) -> JobResult:
+        """Evaluate ``request`` in the worker (blocking: run it on a thread).
+
+        Raises:
+            WorkerTimeoutError: No answer within ``timeout`` seconds (the worker is killed).
+            WorkerDiedError: The worker ended before answering.
+            RuntimeError: The evaluation raised (the message says what).
+        """
+        conn = self._conn
+        if conn is None or self._process is None or not self._process.is_alive():
+            self.stop()
+            conn = self._start()
+        try:
+            conn.send(request)
+            if not conn.poll(timeout):
+                self.stop()
+                raise WorkerTimeoutError(f"no answer in {timeout:g} s")
+            kind, value = conn.recv()
+        except (EOFError, OSError, BrokenPipeError) as exc:
+            self.stop()
+            raise WorkerDiedError(str(exc) or type(exc).__name__) from exc
+        if kind == "error":
+            raise RuntimeError(value)
+        return value
+
+    def stop(self) -> None:
+        """End the worker process (killed: it may be mid-evaluation)."""
+        process, conn = self._process, self._conn
+        self._process = self._conn = None
+        if conn is not None:
+            conn.close()
+        if process is not None:
+            if process.is_alive():
+                process.kill()
+            process.join(timeout=30)
+            process.close()
