@@ -167,8 +167,10 @@ def start_receiver(
     grpc_port: int | None = None,
     native: bool = True,
     max_spans: int = 10_000_000,
+    extra_env: dict[str, str] | None = None,
 ) -> subprocess.Popen[bytes]:
     env = {**os.environ, "COORDBENCH_MAX_SPANS": str(max_spans), "COORDBENCH_MAX_TRACES": "1000000"}
+    env.update(extra_env or {})
     env["COORDBENCH_EVICT_AFTER"] = "0"  # only the steady-state row ever fills the store
     env["COORDBENCH_NATIVE"] = "1" if native else "0"
     env.pop("COORDBENCH_DATA_DIR", None)

@@ -8,7 +8,7 @@ import platform
 import time
 from pathlib import Path
 
-from benchmarks import demo, evaluation, ingest, instrumentation_overhead, pipeline, read_api
+from benchmarks import demo, evaluation, ingest, instrumentation_overhead, online, pipeline, read_api
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 
@@ -72,6 +72,7 @@ def main() -> None:
         ("read API", read_api),
         ("evaluation", evaluation),
         ("evaluator pipeline", pipeline),
+        ("online evaluation", online),
         ("demo", demo),
     ):
         print(f"running {name} ...", flush=True)
