@@ -26,6 +26,7 @@ import yaml
 
 from conftest import Backend, StartBackend
 from coordbench.online import dashboard
+from coordbench.report.dashboard import query_panels, render_dashboard
 from evals.teams import Team, Worker
 from online.traces import GOOD, evaluation, post, stats, team_trace, trace_id
 from support.serving import free_port
@@ -129,6 +130,7 @@ def test_every_panel_and_rule_returns_labelled_series_and_a_slipping_team_alerts
     scraped: tuple[Backend, Prometheus],
 ) -> None:
     backend, prometheus = scraped
+    started = time.time()
     # first: both teams coordinate well, and Prometheus sees it
     _one_by_one(backend, [(1, GOOD, "steady"), (2, GOOD, "slipping"), (3, GOOD, "steady"), (4, GOOD, "slipping")])
     until(lambda: len(prometheus.query('coordbench_evaluations_total{team="slipping"}')) == 1, "the first scrape")
@@ -190,6 +192,15 @@ def test_every_panel_and_rule_returns_labelled_series_and_a_slipping_team_alerts
     assert state[("CoordbenchCoordinationLow", "slipping")] == "pending"  # it holds 10 minutes before firing
     assert state[("CoordbenchEvaluationsSkipped", "queue_full")] == "firing"
     assert not any(team == "steady" for _alert, team in state)
+
+    # the same panels drawn from this Prometheus as a page (for where Grafana is not at hand)
+    end = time.time()
+    drawn = query_panels(prometheus.url, start=started, end=end, step=1.0)
+    assert [d.panel.title for d in drawn] == [p.title for p in dashboard.PANELS]
+    assert all(d.error is None and d.series for d in drawn), [(d.panel.title, d.error) for d in drawn if not d.series]
+    page = render_dashboard(drawn, start=started, end=end, source=prometheus.url)
+    assert page.count('class="card panel"') == len(dashboard.PANELS)
+    assert page.count("<polyline") >= sum(len(d.series) for d in drawn if d.panel.kind == "timeseries")
 
 
 def test_the_rules_fire_after_their_hold_for_the_team_that_slipped(tmp_path: Path) -> None:

@@ -287,3 +287,15 @@ def test_a_worker_that_dies_is_replaced(online: Backend) -> None:
     post(online.url, team_trace(81))
     assert evaluation(online.url, trace_id(81))["revision"] == 1
     assert online.app.state.evaluator.worker_pids() not in ([], [pid])
+
+
+def test_a_trace_larger_than_a_chunk_reaches_the_worker_whole(online: Backend) -> None:
+    from evals.teams import Team, Worker
+
+    wide = Team(workers=tuple(Worker(f"member-{n:04d}") for n in range(1_300)))  # 2,600+ spans: three chunks
+    spans = team_trace(90, wide)
+    assert len(spans) > 2 * 1_000
+    post(online.url, spans)
+    record = evaluation(online.url, trace_id(90))
+    assert record["span_count"] == len(spans) and record["complete"] is True
+    assert len(record["evaluation"]["evaluations"][0]["results"]["graph"]["agents"]) >= 1_300

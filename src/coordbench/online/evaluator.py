@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 from coordbench.meters import BackendMeters
 from coordbench.online.events import EvaluationEvents
-from coordbench.online.job import DEFAULT_TEAM_ATTRIBUTE, JobRequest, JobResult, rows_of
+from coordbench.online.job import DEFAULT_TEAM_ATTRIBUTE, JobRequest, JobResult, may_hold_agent_calls, rows_of
 from coordbench.online.records import EvaluationLog, EvaluationRecord, ScenarioSummary
 from coordbench.online.worker import WorkerDiedError, WorkerProcess, WorkerTimeoutError
 from coordbench.store import TraceStore
@@ -350,16 +350,20 @@ class OnlineEvaluator:
             return
         spans, idle = held
         asked = self.store.now()
+        rows = await asyncio.to_thread(rows_of, spans)  # off the loop: a large trace's copy takes a while
+        if not may_hold_agent_calls(rows):
+            await self._record(trace_id, JobResult("no_agent_calls", len(rows)), last_growth=asked - idle, judge=False)
+            return
         request = JobRequest(
             trace_id=trace_id.hex(),
-            rows=rows_of(spans),
+            rows=[],
             idle_seconds=idle,
             settle=self.settings.settle,
             judge=self._wants_judge(trace_id),
             team_attribute=self.settings.team_attribute,
         )
         try:
-            result = await asyncio.to_thread(worker.call, request, self.settings.timeout)
+            result = await asyncio.to_thread(worker.call, request, rows, self.settings.timeout)
         except WorkerTimeoutError:
             logger.warning(
                 "the evaluation of trace %s took over %g s: its worker was killed",

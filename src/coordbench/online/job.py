@@ -50,23 +50,34 @@ class SpanRow(NamedTuple):
 
 
 def rows_of(spans: Sequence[EncodedSpan]) -> list[SpanRow]:
-    """The spans as :class:`SpanRow` (protobuf spans are slices of the export: cheap)."""
+    """The spans as :class:`SpanRow` (protobuf spans are slices of the export: cheap).
+
+    Spans that shared a resource share one dict, which pickling then sends once.
+    """
     rows: list[SpanRow] = []
+    resources: dict[int, dict[str, AttributeValue]] = {}
     for span in spans:
         codec, payload = span.dump()
         envelope = span.envelope
+        resource = resources.get(id(envelope.resource))
+        if resource is None:
+            resource = resources[id(envelope.resource)] = dict(envelope.resource)
         rows.append(
-            SpanRow(
-                span.trace_id,
-                span.span_id,
-                span.parent_span_id,
-                codec,
-                payload,
-                dict(envelope.resource),
-                envelope.scope_name,
-            )
+            SpanRow(span.trace_id, span.span_id, span.parent_span_id, codec, payload, resource, envelope.scope_name)
         )
     return rows
+
+
+_AGENT_CALL_MARK = semconv.OPERATION_INVOKE_AGENT.encode()
+
+
+def may_hold_agent_calls(rows: Sequence[SpanRow]) -> bool:
+    """Whether any span's bytes hold ``invoke_agent``: without it no span can be an A2A call.
+
+    A cheap test on the encoded bytes (every codec stores OTLP protobuf, where an attribute's
+    value is its plain UTF-8), so a trace without A2A calls never reaches a worker process.
+    """
+    return any(_AGENT_CALL_MARK in row.payload for row in rows)
 
 
 def _decode(rows: Sequence[SpanRow]) -> list[SpanData]:
@@ -91,7 +102,7 @@ class JobRequest:
 
     Attributes:
         trace_id: The trace (32 hex digits).
-        rows: Its spans as stored.
+        rows: Its spans as stored (sent to the worker apart from the rest, in chunks).
         idle_seconds: Seconds since it last grew.
         settle: An incomplete trace is evaluated as it is once it has been idle this long.
         judge: Use the configured LLM judge (else the rule-based judge answers).

@@ -7,12 +7,17 @@ killed: the next evaluation starts a fresh one. A worker that dies is replaced t
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+from collections.abc import Sequence
 from multiprocessing import get_context
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 
-from coordbench.online.job import JobRequest, JobResult, run_job
+from coordbench.online.job import JobRequest, JobResult, SpanRow, run_job
+
+CHUNK = 1_000
+"""Spans pickled at a time: one pickle of a 100k-span trace would hold the GIL, and the receivers' loop, for long."""
 
 __all__ = ["WorkerDiedError", "WorkerProcess", "WorkerTimeoutError"]
 
@@ -35,10 +40,19 @@ def _serve(conn: Connection) -> None:  # pragma: no cover - runs in the worker p
             return
         if request is None:
             return
+        rows: list[SpanRow] = []
+        while len(rows) < request.span_count:
+            rows.extend(conn.recv())
         try:
-            conn.send(("ok", run_job(request)))
+            conn.send(("ok", run_job(dataclasses.replace(request.job, rows=rows))))
         except Exception as exc:  # the parent counts it as failed and logs it
             conn.send(("error", f"{type(exc).__name__}: {exc}"))
+
+
+@dataclasses.dataclass(frozen=True)
+class _Header:
+    job: JobRequest
+    span_count: int
 
 
 class WorkerProcess:
@@ -65,8 +79,10 @@ class WorkerProcess:
         self._process, self._conn = process, parent
         return parent
 
-    def call(self, request: JobRequest, timeout: float) -> JobResult:
-        """Evaluate ``request`` in the worker (blocking: run it on a thread).
+    def call(self, request: JobRequest, rows: Sequence[SpanRow], timeout: float) -> JobResult:
+        """Evaluate ``request`` on ``rows`` in the worker (blocking: run it on a thread).
+
+        The spans go over in chunks of :data:`CHUNK`, so no single pickle holds the GIL long.
 
         Raises:
             WorkerTimeoutError: No answer within ``timeout`` seconds (the worker is killed).
@@ -78,7 +94,9 @@ class WorkerProcess:
             self.stop()
             conn = self._start()
         try:
-            conn.send(request)
+            conn.send(_Header(request, len(rows)))
+            for start in range(0, len(rows), CHUNK):
+                conn.send(list(rows[start : start + CHUNK]))
             if not conn.poll(timeout):
                 self.stop()
                 raise WorkerTimeoutError(f"no answer in {timeout:g} s")

@@ -44,6 +44,8 @@ svg text{font-size:11px;fill:#222} svg .label{font-family:monospace;font-size:10
 flex-wrap:wrap;gap:16px} .card{border:1px solid #ddd;border-radius:6px;padding:8px} ul{margin:4px 0}
 .waterfall-box{overflow-x:auto} .card svg.agent-graph{max-width:100%;height:auto}
 .compare .card{flex:1 1 340px;max-width:520px}
+.panel{flex:1 1 480px;max-width:520px} .legend{list-style:none;padding:0;font-size:0.85em;columns:2}
+.swatch{display:inline-block;width:10px;height:10px;margin-right:4px;border-radius:2px}
 """
 
 
