@@ -155,7 +155,8 @@ class OnlineEvaluator:
         self._heap: list[tuple[float, bytes]] = []
         self._queue: asyncio.Queue[bytes] = asyncio.Queue(maxsize=self.settings.queue)
         self._queued: set[bytes] = set()  # queued or being evaluated
-        self._again: set[bytes] = set()  # grew while queued or being evaluated
+        self._running: set[bytes] = set()  # their spans were copied for an evaluation that has not ended
+        self._again: dict[bytes, float] = {}  # grew while queued or being evaluated -> when it last grew
         self._gone: set[bytes] = set()  # dropped while queued (already counted)
         self._revision: dict[bytes, tuple[int, int]] = {}  # evaluated traces -> (revision, span count)
         self._late: dict[bytes, int] = {}
@@ -198,13 +199,15 @@ class OnlineEvaluator:
 
     def grown(self, trace_id: bytes, new_spans: int, now: float) -> None:
         """Schedule the trace (or count late spans of an evaluated one)."""
-        if self._starting:  # a trace loaded from durable storage: already evaluated as it is?
+        if self._starting:  # a trace loaded from durable storage: evaluated before, as it is now?
             record = self.log.get(trace_id.hex())
-            if record is not None and record.span_count == new_spans:
+            if record is not None and record.span_count <= new_spans:
                 self._revision[trace_id] = (record.revision, record.span_count)
-                return
+                new_spans -= record.span_count  # what came after the evaluation is late
+                if not new_spans:
+                    return
         done = self._revision.get(trace_id)
-        if done is not None:
+        if done is not None or trace_id in self._running:  # after the spans it was (or is being) judged on
             self._late[trace_id] = self._late.get(trace_id, 0) + new_spans
             self.counts.late_spans += new_spans
             record = self.log.get(trace_id.hex())
@@ -215,10 +218,10 @@ class OnlineEvaluator:
                 },
                 new_spans,
             )
-            if done[0] >= 2:
+            if done is not None and done[0] >= 2:
                 return
         if trace_id in self._queued:
-            self._again.add(trace_id)
+            self._again[trace_id] = now
         self._growing[trace_id] = now
         self._growing.move_to_end(trace_id)
         self._rechecks.pop(trace_id, None)
@@ -235,7 +238,8 @@ class OnlineEvaluator:
         evaluated = trace_id in self._revision
         self._revision.pop(trace_id, None)
         self._late.pop(trace_id, None)
-        self._again.discard(trace_id)
+        self._running.discard(trace_id)
+        self._again.pop(trace_id, None)
         if evicted and waiting and not evaluated:
             self._skip("evicted")
 
@@ -282,8 +286,8 @@ class OnlineEvaluator:
         while True:
             now = self.store.now()
             for trace_id in self._due(now):
-                if trace_id in self._queued:
-                    self._again.add(trace_id)
+                if trace_id in self._queued:  # still being evaluated: looked at again once that ends
+                    self._again.setdefault(trace_id, now)
                     continue
                 try:
                     self._queue.put_nowait(trace_id)
@@ -334,11 +338,15 @@ class OnlineEvaluator:
                 self._skip("failed")
             finally:
                 self._queued.discard(trace_id)
+                self._running.discard(trace_id)
                 gone = trace_id in self._gone
                 self._gone.discard(trace_id)
-                if trace_id in self._again and not gone:
-                    self._again.discard(trace_id)
-                    self._wake.set()  # it is in _growing: the scheduler queues it when quiet
+                grew = self._again.pop(trace_id, None)
+                if grew is not None and not gone and trace_id not in self._growing:
+                    # it grew while being evaluated and its quiet period already passed: due again now
+                    self._growing[trace_id] = grew
+                    self._growing.move_to_end(trace_id)
+                    self._wake.set()
                 self._notify()
 
     async def _evaluate(self, trace_id: bytes, worker: WorkerProcess) -> None:
@@ -349,6 +357,7 @@ class OnlineEvaluator:
             self._skip("evicted")
             return
         spans, idle = held
+        self._running.add(trace_id)
         asked = self.store.now()
         rows = await asyncio.to_thread(rows_of, spans)  # off the loop: a large trace's copy takes a while
         if not may_hold_agent_calls(rows):
