@@ -57,6 +57,11 @@ def stack(tmp_path: Path, otlp_sink: OtlpSink, subprocess_env: dict[str, str]) -
     rotel_http = ports["otel-collector"]
 
     def local(value: str) -> str:
+        # compose's own interpolation: ${NAME:-default} is NAME from the environment (never a key), else the default
+        def given(name: str) -> str:
+            return "" if name == LLM_API_KEY_ENV else subprocess_env.get(name, "")
+
+        value = re.sub(r"\$\{(\w+):-([^}]*)\}", lambda m: given(m[1]) or m[2], value)
         value = value.replace("0.0.0.0", "127.0.0.1")  # noqa: S104 - rewriting the compose file's bind address
         for name, port in ports.items():
             host = "127.0.0.1"

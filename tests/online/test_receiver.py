@@ -289,30 +289,23 @@ def test_a_worker_that_dies_is_replaced(online: Backend) -> None:
     assert online.app.state.evaluator.worker_pids() not in ([], [pid])
 
 
-def test_a_trace_larger_than_a_chunk_reaches_the_worker_whole(online: Backend) -> None:
+def test_a_large_trace_that_grows_while_evaluated_is_whole_and_evaluated_once_more(online: Backend) -> None:
     from evals.teams import Team, Worker
 
-    wide = Team(workers=tuple(Worker(f"member-{n:04d}") for n in range(1_300)))  # 2,600+ spans: three chunks
-    spans = team_trace(90, wide)
-    assert len(spans) > 2 * 1_000
-    post(online.url, spans)
-    record = evaluation(online.url, trace_id(90))
-    assert record["span_count"] == len(spans) and record["complete"] is True
-    assert len(record["evaluation"]["evaluations"][0]["results"]["graph"]["agents"]) >= 1_300
-
-
-def test_spans_arriving_while_the_trace_is_evaluated_bring_one_more_evaluation(online: Backend) -> None:
-    from evals.teams import Team, Worker
-
-    spans = team_trace(91, Team(workers=tuple(Worker(f"member-{n:04d}") for n in range(1_300))))
+    # 1,200+ spans: sent to the worker in two chunks, and evaluated for longer than the quiet period
+    spans = team_trace(91, Team(workers=tuple(Worker(f"member-{n:04d}") for n in range(600))))
+    assert len(spans) > 1_000
     root = next(s for s in spans if s.parent_span_id is None)
     post(online.url, spans)
 
-    def taken() -> bool:  # out of the queue and not evaluated yet: a worker has it (seconds, for this size)
+    def taken() -> bool:  # out of the queue and not evaluated yet: a worker has it
         counters = stats(online.url)
         return counters["pending"] == counters["queued"] == 0
 
     until(taken, "a worker took the trace")
-    post(online.url, [span("late", span_id=sid(0xFFFF01), parent=root.span_id, service="host", trace_id=trace_id(91))])
+    late = span("late", span_id=sid(0xFFFF01), parent=root.span_id, service="host", trace_id=trace_id(91))
+    post(online.url, [late])
     record = evaluation(online.url, trace_id(91), revision=2)
     assert (record["revision"], record["late_spans"], record["span_count"]) == (2, 1, len(spans) + 1)
+    assert record["complete"] is True
+    assert len(record["evaluation"]["evaluations"][0]["results"]["graph"]["agents"]) >= 600
