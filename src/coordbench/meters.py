@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from coordbench.store import TraceStore
 
 __all__ = [
+    "INSTRUMENTS",
     "OTHER",
     "PROMETHEUS",
     "BackendMeters",

@@ -20,6 +20,7 @@ from typing import Any
 from coordbench.meters import PROMETHEUS
 
 __all__ = [
+    "ALERTS",
     "ALERT_FOR",
     "DROP_RATIO",
     "LOW_COORDINATION",
@@ -243,12 +244,24 @@ PANELS: tuple[Panel, ...] = (
 
 @dataclass(frozen=True)
 class Alert:
-    """One Prometheus alerting rule."""
+    """One Prometheus alerting rule.
+
+    Attributes:
+        name: The alert's name.
+        expr: Its condition.
+        summary: Its summary annotation.
+        labels: The labels its series carry (the team, the reason).
+        parts: The expressions the condition compares: each returns a series per label value
+            whenever there is data, whether or not the alert holds (a test checks them live).
+        severity: Its severity label.
+        for_: How long the condition must hold.
+    """
 
     name: str
     expr: str
     summary: str
     labels: tuple[str, ...]
+    parts: tuple[str, ...]
     severity: str = "warning"
     for_: str = ALERT_FOR
     extra: Mapping[str, str] = field(default_factory=dict[str, str])
@@ -259,35 +272,42 @@ def _enough(window: str) -> str:
     return f"sum by (team) (increase({count}[{window}])) >= {MIN_EVALUATIONS}"
 
 
+_SHORT = _mean("coordbench.evaluation.coordination_quality", "15m", sep=NL)
+_LONG = _mean("coordbench.evaluation.coordination_quality", "6h", sep=NL)
+_SKIPPED = f"sum by (reason) (increase({_name('coordbench.traces.skipped')}[10m]))"
+_REJECTED = f"sum by (reason) (rate({_name('coordbench.spans.rejected_by_reason')}[5m]))"
+
 ALERTS: tuple[Alert, ...] = (
     Alert(
         "CoordbenchCoordinationDrop",
-        f"(\n  {_mean('coordbench.evaluation.coordination_quality', '15m', sep=NL)}\n) < {DROP_RATIO} * (\n"
-        f"  {_mean('coordbench.evaluation.coordination_quality', '6h', sep=NL)}\n)\nand on (team) ({_enough('15m')})",
+        f"(\n  {_SHORT}\n) < {DROP_RATIO} * (\n  {_LONG}\n)\nand on (team) ({_enough('15m')})",
         "Coordination of team {{ $labels.team }} dropped: its 15-minute mean is below "
         f"{DROP_RATIO:.0%} of its 6-hour mean.",
         ("team",),
+        (_SHORT, _LONG, _enough("15m")),
     ),
     Alert(
         "CoordbenchCoordinationLow",
-        f"(\n  {_mean('coordbench.evaluation.coordination_quality', '15m', sep=NL)}\n) < {LOW_COORDINATION}\n"
-        f"and on (team) ({_enough('15m')})",
+        f"(\n  {_SHORT}\n) < {LOW_COORDINATION}\nand on (team) ({_enough('15m')})",
         'Coordination of team {{ $labels.team }} is low: its 15-minute mean is {{ $value | printf "%.2f" }}.',
         ("team",),
+        (_SHORT, _enough("15m")),
     ),
     Alert(
         "CoordbenchEvaluationsSkipped",
-        f"sum by (reason) (increase({_name('coordbench.traces.skipped')}[10m])) > 0",
+        f"{_SKIPPED} > 0",
         "Traces went unevaluated in the last 10 minutes ({{ $labels.reason }}): raise evaluate_queue or "
         "evaluate_workers, or the store's bounds.",
         ("reason",),
+        (_SKIPPED,),
         for_="0m",
     ),
     Alert(
         "CoordbenchIngestRejections",
-        f"sum by (reason) (rate({_name('coordbench.spans.rejected_by_reason')}[5m])) > 0",
+        f"{_REJECTED} > 0",
         "The receiver is refusing spans ({{ $labels.reason }}).",
         ("reason",),
+        (_REJECTED,),
         for_="5m",
     ),
 )

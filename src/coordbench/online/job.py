@@ -27,6 +27,8 @@ __all__ = [
     "ScenarioFigures",
     "SpanRow",
     "evaluation_line",
+    "may_hold_agent_calls",
+    "quality_label",
     "rows_of",
     "run_job",
     "scenario_label",
