@@ -156,6 +156,7 @@ class OnlineEvaluator:
         self._queue: asyncio.Queue[bytes] = asyncio.Queue(maxsize=self.settings.queue)
         self._queued: set[bytes] = set()  # queued or being evaluated
         self._running: set[bytes] = set()  # their spans were copied for an evaluation that has not ended
+        self._running_late: dict[bytes, int] = {}  # spans that came after that copy
         self._again: dict[bytes, float] = {}  # grew while queued or being evaluated -> when it last grew
         self._gone: set[bytes] = set()  # dropped while queued (already counted)
         self._revision: dict[bytes, tuple[int, int]] = {}  # evaluated traces -> (revision, span count)
@@ -207,18 +208,11 @@ class OnlineEvaluator:
                 if not new_spans:
                     return
         done = self._revision.get(trace_id)
-        if done is not None or trace_id in self._running:  # after the spans it was (or is being) judged on
-            self._late[trace_id] = self._late.get(trace_id, 0) + new_spans
-            self.counts.late_spans += new_spans
-            record = self.log.get(trace_id.hex())
-            self.meters.add(
-                "coordbench.evaluation.late_spans",
-                {
-                    "team": self.meters.labels("team", record.team if record else "unknown"),
-                },
-                new_spans,
-            )
-            if done is not None and done[0] >= 2:
+        if done is None and trace_id in self._running:  # after the spans being judged: late if that evaluation lands
+            self._running_late[trace_id] = self._running_late.get(trace_id, 0) + new_spans
+        elif done is not None:  # after the spans it was judged on
+            self._count_late(trace_id, new_spans)
+            if done[0] >= 2:
                 return
         if trace_id in self._queued:
             self._again[trace_id] = now
@@ -227,6 +221,13 @@ class OnlineEvaluator:
         self._rechecks.pop(trace_id, None)
         if len(self._growing) == 1:
             self._wake.set()
+
+    def _count_late(self, trace_id: bytes, spans: int) -> None:
+        self._late[trace_id] = self._late.get(trace_id, 0) + spans
+        self.counts.late_spans += spans
+        record = self.log.get(trace_id.hex())
+        team = self.meters.labels("team", record.team if record else "unknown")
+        self.meters.add("coordbench.evaluation.late_spans", {"team": team}, spans)
 
     def dropped(self, trace_id: bytes, *, evicted: bool) -> None:
         """Forget the trace; an eviction before its evaluation is counted."""
@@ -239,6 +240,7 @@ class OnlineEvaluator:
         self._revision.pop(trace_id, None)
         self._late.pop(trace_id, None)
         self._running.discard(trace_id)
+        self._running_late.pop(trace_id, None)
         self._again.pop(trace_id, None)
         if evicted and waiting and not evaluated:
             self._skip("evicted")
@@ -286,6 +288,8 @@ class OnlineEvaluator:
         while True:
             now = self.store.now()
             for trace_id in self._due(now):
+                if self._revision.get(trace_id, (0, 0))[0] >= 2:
+                    continue  # re-evaluated once already (it grew during that evaluation): late spans are only counted
                 if trace_id in self._queued:  # still being evaluated: looked at again once that ends
                     self._again.setdefault(trace_id, now)
                     continue
@@ -339,6 +343,7 @@ class OnlineEvaluator:
             finally:
                 self._queued.discard(trace_id)
                 self._running.discard(trace_id)
+                self._running_late.pop(trace_id, None)
                 gone = trace_id in self._gone
                 self._gone.discard(trace_id)
                 grew = self._again.pop(trace_id, None)
@@ -346,6 +351,7 @@ class OnlineEvaluator:
                     # it grew while being evaluated and its quiet period already passed: due again now
                     self._growing[trace_id] = grew
                     self._growing.move_to_end(trace_id)
+                    self._rechecks.pop(trace_id, None)  # growth decides now, not a settle recheck
                     self._wake.set()
                 self._notify()
 
@@ -400,6 +406,9 @@ class OnlineEvaluator:
             return
         revision = self._revision.get(trace_id, (0, 0))[0] + 1
         self._revision[trace_id] = (revision, result.span_count)
+        missed = self._running_late.pop(trace_id, 0)
+        if missed:  # spans that came while this evaluation ran: it did not see them
+            self._count_late(trace_id, missed)
         self.counts.evaluated += 1
         self.counts.reevaluated += revision > 1
         self.counts.incomplete_evaluated += not result.complete
