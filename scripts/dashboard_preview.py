@@ -19,7 +19,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import httpx
@@ -33,19 +32,10 @@ from coordbench.otlp import export_request  # noqa: E402
 from coordbench.report.dashboard import query_panels, render_dashboard  # noqa: E402
 from coordbench.settings import Settings  # noqa: E402
 from coordbench.testing import LoopbackServer  # noqa: E402
-from evals.teams import Team, Worker, team_spans  # noqa: E402
+from evals.teams import Team, team_spans  # noqa: E402
+from online.traces import FAILING, GOOD, SERIAL  # noqa: E402
 from support.serving import free_port  # noqa: E402
 
-GOOD = Team(workers=(Worker("researcher"), Worker("analyst"), Worker("writer")))
-SERIAL = replace(GOOD, parallel=False)
-FAILING = Team(
-    workers=(
-        Worker("researcher", duplicate=True, extra_failures=8, relay="relay"),
-        Worker("analyst", relay="relay2", extra_failures=8, duplicate=True),
-        Worker("writer", extra_failures=8, duplicate=True, relay="relay3"),
-    ),
-    parallel=False,
-)
 PROTOBUF = {"Content-Type": "application/x-protobuf"}
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ import httpx
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 
-from online.traces import SERIAL, evaluation, post, stats, team_trace, trace_id
+from online.traces import SERIAL, evaluation, post, stats, team_trace, trace_id, until
 from support.commands import ServerProcess
 
 
@@ -70,13 +69,6 @@ class SignalSink:
                 for scope in resource.scope_metrics
                 for metric in scope.metrics
             }
-
-
-def until(check: Any, what: str, deadline: float = 120.0) -> None:
-    end = time.monotonic() + deadline
-    while not check():
-        assert time.monotonic() < end, f"never happened: {what}"
-        time.sleep(0.05)
 
 
 def test_receiver_process_emits_events_and_metrics_and_keeps_evaluations(tmp_path: Path) -> None:

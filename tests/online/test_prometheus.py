@@ -27,8 +27,8 @@ import yaml
 from conftest import Backend, StartBackend
 from coordbench.online import dashboard
 from coordbench.report.dashboard import query_panels, render_dashboard
-from evals.teams import Team, Worker
-from online.traces import GOOD, evaluation, post, stats, team_trace, trace_id
+from evals.teams import Team
+from online.traces import FAILING, GOOD, evaluation, post, stats, team_trace, trace_id, until
 from support.serving import free_port
 
 pytestmark = pytest.mark.skipif(
@@ -38,23 +38,6 @@ pytestmark = pytest.mark.skipif(
 
 DASHBOARDS = Path(__file__).resolve().parents[2] / "dashboards"
 RULES = DASHBOARDS / "prometheus" / "alerts.yml"
-
-FAILING = Team(
-    workers=(
-        Worker("researcher", duplicate=True, extra_failures=8, relay="relay"),
-        Worker("analyst", relay="relay2", extra_failures=8, duplicate=True),
-        Worker("writer", extra_failures=8, duplicate=True, relay="relay3"),
-    ),
-    parallel=False,
-)
-"""Duplicates, relays, failures, serial work: coordination quality about 0.35."""
-
-
-def until(check: Any, what: str, deadline: float = 180.0) -> None:
-    end = time.monotonic() + deadline
-    while not check():
-        assert time.monotonic() < end, f"never happened: {what}"
-        time.sleep(0.1)
 
 
 class Prometheus:

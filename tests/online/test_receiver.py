@@ -13,7 +13,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -21,18 +20,10 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from conftest import Backend, StartBackend
-from online.traces import CRASHED, SERIAL, evaluation, post, stats, team_trace, trace_id
+from online.traces import CRASHED, SERIAL, evaluation, post, stats, team_trace, trace_id, until
 from support.spans import sid, span
 
 ONLINE = {"evaluate": True, "evaluate_quiet": 0.2, "evaluate_settle": 1.0}
-
-
-def until(check: Callable[[], bool], what: str, deadline: float = 120.0) -> None:
-    """Poll ``check`` until it holds (an event the receiver reports), failing after a generous deadline."""
-    end = time.monotonic() + deadline
-    while not check():
-        assert time.monotonic() < end, f"never happened: {what}"
-        time.sleep(0.05)
 
 
 def evaluation_line(record_text: str) -> str:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 
 import httpx
@@ -19,6 +20,23 @@ SERIAL = replace(GOOD, parallel=False)
 """The same work, one member after another: parallelism evidence fires."""
 CRASHED = replace(GOOD, drop_agent="writer")
 """The writer's spans never arrive: the trace never completes."""
+FAILING = Team(
+    workers=(
+        Worker("researcher", duplicate=True, extra_failures=8, relay="relay"),
+        Worker("analyst", relay="relay2", extra_failures=8, duplicate=True),
+        Worker("writer", extra_failures=8, duplicate=True, relay="relay3"),
+    ),
+    parallel=False,
+)
+"""Duplicates, relays, failures, serial work: coordination quality about 0.35."""
+
+
+def until(check: Callable[[], bool], what: str, deadline: float = 180.0) -> None:
+    """Poll ``check`` until it holds (an event the receiver reports), failing after a generous deadline."""
+    end = time.monotonic() + deadline
+    while not check():
+        assert time.monotonic() < end, f"never happened: {what}"
+        time.sleep(0.05)
 
 
 def trace_id(n: int) -> str:

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from coordbench.cli.serve import serve
+from coordbench.cli.serve import EvaluateOption, serve
 from coordbench.errors import ConfigurationError
 
 __all__ = ["green"]
@@ -42,15 +42,7 @@ def green(
             help="Read the token from this file's first line [env COORDBENCH_TOKEN_FILE].", show_default=False
         ),
     ] = None,
-    evaluate: Annotated[
-        bool | None,
-        typer.Option(
-            "--evaluate/--no-evaluate",
-            help="Evaluate every completed trace with A2A calls as it completes: GET /v1/evaluations, /metrics "
-            "[env COORDBENCH_EVALUATE; default off].",
-            show_default=False,
-        ),
-    ] = None,
+    evaluate: EvaluateOption = None,
 ) -> None:
     """Serve the green assessor: send it {"participants": {role: url}, "config": {...}} over A2A."""
     from coordbench.backend import tune_gc_for_ingest

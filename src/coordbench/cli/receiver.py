@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from coordbench.cli.serve import serve
+from coordbench.cli.serve import EvaluateOption, serve
 from coordbench.errors import ConfigurationError
 
 __all__ = ["receiver"]
@@ -40,15 +40,7 @@ def receiver(
             help="Read the token from this file's first line [env COORDBENCH_TOKEN_FILE].", show_default=False
         ),
     ] = None,
-    evaluate: Annotated[
-        bool | None,
-        typer.Option(
-            "--evaluate/--no-evaluate",
-            help="Evaluate every completed trace with A2A calls as it completes: GET /v1/evaluations, /metrics "
-            "[env COORDBENCH_EVALUATE; default off].",
-            show_default=False,
-        ),
-    ] = None,
+    evaluate: EvaluateOption = None,
 ) -> None:
     """Serve the trace backend: POST /v1/traces (OTLP/HTTP), OTLP/gRPC, GET /v1/traces[/{id}], GET /v1/stats, /metrics.
 

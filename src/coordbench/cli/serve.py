@@ -5,14 +5,25 @@ from __future__ import annotations
 import errno
 import socket
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 
 from coordbench.errors import CoordbenchError
 
-__all__ = ["SHUTDOWN_GRACE", "port_problem", "serve"]
+__all__ = ["SHUTDOWN_GRACE", "EvaluateOption", "port_problem", "serve"]
+
+EvaluateOption = Annotated[
+    bool | None,
+    typer.Option(
+        "--evaluate/--no-evaluate",
+        help="Evaluate every completed trace with A2A calls as it completes: GET /v1/evaluations, /metrics "
+        "[env COORDBENCH_EVALUATE; default off].",
+        show_default=False,
+    ),
+]
+"""The ``--evaluate`` option of the server commands that hold a trace backend (receiver, green)."""
 
 SHUTDOWN_GRACE = 10.0
 """Seconds a server waits, after SIGTERM or Ctrl-C, for requests in flight: an assessment can run for
