@@ -51,8 +51,9 @@ format: sync ## Apply ruff fixes and formatting
 typecheck: sync ## pyright (strict on src/)
 	$(RUN) pyright
 
-pytest: sync ## Run the tests
-	$(RUN) pytest
+PYTEST_WORKERS ?= 2
+pytest: sync ## Run the tests (on PYTEST_WORKERS processes, a test file per worker at a time; 0 runs them in this one)
+	$(RUN) pytest $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --dist loadfile)
 
 schema: sync ## Write docs/results.schema.json (the results contract's JSON Schema) from the models
 	$(RUN) python -c "from coordbench.resultdoc import schema_text; print(schema_text(), end='')" > docs/results.schema.json
