@@ -152,7 +152,12 @@ def _corrupt_zstd_block() -> bytes:
         (JSON, b"{nope", 400, "cannot decode ExportTraceServiceRequest (JSON)"),
         (JSON, b"[" * 100_000 + b"]" * 100_000, 400, "nested too deeply"),
         ({**PROTO, "Content-Encoding": "gzip"}, b"not gzip at all", 400, "cannot decompress gzip body"),
-        ({**PROTO, "Content-Encoding": "gzip"}, gzip.compress(b"x" * 100, mtime=0)[:-8], 400, "cannot decompress gzip body"),
+        (
+            {**PROTO, "Content-Encoding": "gzip"},
+            gzip.compress(b"x" * 100, mtime=0)[:-8],
+            400,
+            "cannot decompress gzip body",
+        ),
         ({**PROTO, "Content-Encoding": "zstd"}, b"not zstd at all", 400, "cannot decompress zstd body"),
         (  # truncated: zstd's own stream reader would return what it could and say nothing
             {**PROTO, "Content-Encoding": "zstd"},
