@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import socket
 from collections.abc import AsyncGenerator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any
@@ -27,7 +28,7 @@ from coordbench.otlp.http import router as otlp_router
 from coordbench.otlp.ingest import Inflight
 from coordbench.otlp.steps_http import router as steps_router
 from coordbench.settings import Settings, load_settings
-from coordbench.store import BatchTooLargeError, SqlitePersistence, StoreUnavailableError, TraceStore
+from coordbench.store import BatchTooLargeError, SpanStore, SqlitePersistence, StoreUnavailableError, TraceStore
 from coordbench.store.api import router as read_router
 
 if TYPE_CHECKING:
@@ -61,8 +62,12 @@ def tune_gc_for_ingest() -> None:
     gc.set_threshold(50_000, 50, 100)
 
 
-def build_store(settings: Settings) -> TraceStore:
-    """The store the settings describe (durable when ``data_dir`` is set)."""
+def build_store(settings: Settings) -> SpanStore:
+    """The store the settings describe: ClickHouse with ``store``, durable with ``data_dir``, else memory."""
+    if settings.store is not None:
+        from coordbench.clickhouse import ClickHouseStore
+
+        return ClickHouseStore(settings.store, evaluator_name=f"{socket.gethostname()}:{settings.port}")
     persistence = (
         SqlitePersistence(settings.data_dir, codecs=CODECS, fsync=settings.fsync) if settings.data_dir else None
     )
@@ -104,7 +109,7 @@ class BearerAuthMiddleware(BaseHTTPMiddleware):
 
 
 @asynccontextmanager
-async def serve_store(app: FastAPI, settings: Settings, store: TraceStore) -> AsyncGenerator[None]:
+async def serve_store(app: FastAPI, settings: Settings, store: SpanStore) -> AsyncGenerator[None]:
     """For an app's lifespan: open ``store``, serve OTLP/gRPC and evaluate online, as configured.
 
     Opening the store loads its durable spans; traces are evaluated online when ``settings.evaluate``.
@@ -141,7 +146,7 @@ async def serve_store(app: FastAPI, settings: Settings, store: TraceStore) -> As
         await store.close()
 
 
-def _online_evaluator(app: FastAPI, settings: Settings, store: TraceStore) -> OnlineEvaluator | None:
+def _online_evaluator(app: FastAPI, settings: Settings, store: SpanStore) -> OnlineEvaluator | None:
     """The online evaluator the settings ask for (put on ``app.state.evaluator``), or ``None``."""
     if not settings.evaluate:
         return None
@@ -160,6 +165,9 @@ def _online_evaluator(app: FastAPI, settings: Settings, store: TraceStore) -> On
         team_attribute=settings.team_attribute,
     )
     log = EvaluationLog(settings.max_evaluations, settings.data_dir)
+    writer = getattr(store, "write_evaluation", None)
+    if writer is not None:  # a ClickHouse store: evaluations go to its coordbench_evaluations table too
+        log.also(writer)
     evaluator = OnlineEvaluator(store, log, app.state.meters, online, events=EvaluationEvents())
     app.state.evaluator = evaluator
     app.state.stats_sections["evaluations"] = evaluator.describe
@@ -209,7 +217,7 @@ def add_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(StoreUnavailableError, unavailable)
 
 
-def mount_backend(app: FastAPI, settings: Settings, store: TraceStore) -> None:
+def mount_backend(app: FastAPI, settings: Settings, store: SpanStore) -> None:
     """Add the receiver, the read API and ``GET /`` to an existing app (the green assessor's, for one).
 
     The caller's lifespan must open and close ``store`` (and may start a :class:`GrpcReceiver`).
@@ -262,7 +270,7 @@ def describe(app: FastAPI) -> dict[str, Any]:
     }
 
 
-def create_app(settings: Settings | None = None, *, store: TraceStore | None = None) -> FastAPI:
+def create_app(settings: Settings | None = None, *, store: SpanStore | None = None) -> FastAPI:
     """The trace backend: ``POST /v1/traces``, ``POST /traces`` (Steps), ``GET /v1/traces[/{id}]``, ``GET /v1/stats``.
 
     The lifespan opens the store (loading durable spans) and starts the gRPC receiver when
@@ -295,7 +303,7 @@ def create_app(settings: Settings | None = None, *, store: TraceStore | None = N
 
 def backend_app(
     settings: Settings,
-    store: TraceStore,
+    store: SpanStore,
     *,
     title: str,
     description: str,

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from coordbench.online.job import ScenarioFigures
     from coordbench.otlp.ingest import Inflight
-    from coordbench.store import TraceStore
+    from coordbench.store import SpanStore
 
 __all__ = [
     "INSTRUMENTS",
@@ -278,7 +278,7 @@ class BackendMeters:
 
     def __init__(
         self,
-        store: TraceStore,
+        store: SpanStore,
         inflight: Inflight | None = None,
         *,
         service_name: str = "coordbench-receiver",

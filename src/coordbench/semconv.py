@@ -158,3 +158,32 @@ TAU2_SAVE_TO: Final = "tau2.save_to"
 """The run's results file name (tau2's ``--save-to``)."""
 TAU2_AGENT_NAME: Final = "tau2.agent.name"
 """The name on the card of the A2A agent under test."""
+
+# --- attribute types, for stores that keep every value as a string -------------------------------
+ATTRIBUTE_TYPES: Final[dict[str, str]] = {
+    GEN_AI_USAGE_INPUT_TOKENS: "int",
+    GEN_AI_USAGE_OUTPUT_TOKENS: "int",
+    SERVER_PORT: "int",
+    A2A_REQUEST_SIZE: "int",
+    A2A_RESPONSE_SIZE: "int",
+    A2A_RESPONSE_EVENTS: "int",
+    A2A_REQUEST_TEXT_CHARS: "int",
+    A2A_RESPONSE_TEXT_CHARS: "int",
+    A2A_STEP_COST: "double",
+    COORDBENCH_OUTCOME_DURATION_MS: "double",
+    A2A_STREAMING: "boolean",
+    A2A_USAGE_ESTIMATED: "boolean",
+    A2A_REQUESTED_EXTENSIONS: "string[]",
+    COORDBENCH_SCENARIO_PARTICIPANTS: "string[]",
+    COORDBENCH_SCENARIO_REFERENCES: "string[]",
+    COORDBENCH_SCENARIO_UNREACHABLE: "string[]",
+    A2A_REQUEST_FINGERPRINT: "int[]",
+    A2A_RESPONSE_FINGERPRINT: "int[]",
+}
+"""The type (OTel's names) of every attribute coordbench writes as something other than a string.
+
+The Collector's ClickHouse exporter stores every attribute value as a string
+(:mod:`coordbench.clickhouse.rows`); reading a span back, these attributes get their type
+again. Every other attribute stays a string, as evaluation reads it. A test instruments real
+agents and fails on any non-string attribute missing here.
+"""

@@ -50,6 +50,14 @@ class Settings(BaseSettings):
         4317, ge=0, le=65535, description="OTLP/gRPC port; unset (None) to disable, 0 for any free port."
     )
     data_dir: Path | None = Field(None, description="Keep spans durably in this directory (default: memory only).")
+    store: str | None = Field(
+        None,
+        description=(
+            "Keep spans in ClickHouse, in the OpenTelemetry Collector exporter's tables: clickhouse://host:8123/otel "
+            "(a server; password in CLICKHOUSE_PASSWORD) or chdb:///path (the engine in this process). "
+            "Options: ?table=otel_traces&create=true&shard=0/2 (default: memory, or --data-dir)."
+        ),
+    )
     fsync: bool = Field(False, description="Durable mode also survives power loss (fsync per batch).")
     token: SecretStr | None = Field(
         None,
@@ -141,6 +149,22 @@ class Settings(BaseSettings):
         if values.get("token") not in (None, ""):
             raise ValueError("give the token or a token file, not both")
         return {**values, "token": read_token_file(Path(path))}
+
+    @field_validator("store")
+    @classmethod
+    def _store_url(cls, store: str | None) -> str | None:
+        if store is None or store == "":
+            return None
+        from coordbench.clickhouse.connection import parse_store_url
+
+        parse_store_url(store)  # a bad URL is refused at start, with what is wrong
+        return store
+
+    @model_validator(mode="after")
+    def _one_store(self) -> Settings:
+        if self.store is not None and self.data_dir is not None:
+            raise ValueError("give --store or --data-dir, not both (a ClickHouse store keeps the spans itself)")
+        return self
 
     @field_validator("token")
     @classmethod

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from coordbench.cli.serve import EvaluateOption, serve
+from coordbench.cli.serve import EvaluateOption, StoreOption, serve
 from coordbench.errors import ConfigurationError
 
 __all__ = ["green"]
@@ -43,6 +43,7 @@ def green(
         ),
     ] = None,
     evaluate: EvaluateOption = None,
+    store: StoreOption = None,
 ) -> None:
     """Serve the green assessor: send it {"participants": {role: url}, "config": {...}} over A2A."""
     from coordbench.backend import tune_gc_for_ingest
@@ -62,6 +63,7 @@ def green(
             token=token,
             token_file=token_file,
             evaluate=evaluate,
+            store=store,
         )
     except ConfigurationError as exc:
         console.print(f"[red]error:[/red] {exc.message}")

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from coordbench.cli.serve import EvaluateOption, serve
+from coordbench.cli.serve import EvaluateOption, StoreOption, serve
 from coordbench.errors import ConfigurationError
 
 __all__ = ["receiver"]
@@ -41,6 +41,7 @@ def receiver(
         ),
     ] = None,
     evaluate: EvaluateOption = None,
+    store: StoreOption = None,
 ) -> None:
     """Serve the trace backend: POST /v1/traces (OTLP/HTTP), OTLP/gRPC, GET /v1/traces[/{id}], GET /v1/stats, /metrics.
 
@@ -59,6 +60,7 @@ def receiver(
             token=token,
             token_file=token_file,
             evaluate=evaluate,
+            store=store,
         )
         if no_grpc:
             settings = settings.model_copy(update={"grpc_port": None})
@@ -68,6 +70,10 @@ def receiver(
     tune_gc_for_ingest()
     grpc = "off" if settings.grpc_port is None else str(settings.grpc_port)
     storage = f"durable in {settings.data_dir}" if settings.data_dir else "in memory"
+    if settings.store is not None:
+        from coordbench.clickhouse import parse_store_url
+
+        storage = f"in ClickHouse at {parse_store_url(settings.store).shown}"
     online = ", online evaluation on (GET /v1/evaluations)" if settings.evaluate else ""
     serve(
         console,

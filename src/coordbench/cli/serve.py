@@ -12,7 +12,7 @@ from rich.console import Console
 
 from coordbench.errors import CoordbenchError
 
-__all__ = ["SHUTDOWN_GRACE", "EvaluateOption", "port_problem", "serve"]
+__all__ = ["SHUTDOWN_GRACE", "EvaluateOption", "StoreOption", "port_problem", "serve"]
 
 EvaluateOption = Annotated[
     bool | None,
@@ -24,6 +24,18 @@ EvaluateOption = Annotated[
     ),
 ]
 """The ``--evaluate`` option of the server commands that hold a trace backend (receiver, green)."""
+
+StoreOption = Annotated[
+    str | None,
+    typer.Option(
+        "--store",
+        help="Keep spans in ClickHouse, in the Collector exporter's tables: clickhouse://HOST:8123/otel (password "
+        "in CLICKHOUSE_PASSWORD) or chdb:///DIR (embedded); ?create=true makes the tables, ?shard=I/N splits "
+        "online evaluation among receivers [env COORDBENCH_STORE; default: memory].",
+        show_default=False,
+    ),
+]
+"""The ``--store`` option of the server commands that hold a trace backend (receiver, green)."""
 
 SHUTDOWN_GRACE = 10.0
 """Seconds a server waits, after SIGTERM or Ctrl-C, for requests in flight: an assessment can run for

@@ -39,7 +39,7 @@ from coordbench.groundtruth import pattern_spans
 from coordbench.instrument import host_step
 from coordbench.results import AssessmentReport, ScenarioReport
 from coordbench.spans import SpanData
-from coordbench.store import TraceStore
+from coordbench.store import SpanStore
 from coordbench.urls import redact_url
 
 __all__ = ["OUTPUT_LIMIT", "REFERENCES_LIMIT", "Assessment", "Progress", "outcome_attributes", "scenario_attributes"]
@@ -110,7 +110,7 @@ class Assessment:
         self,
         request: AssessmentRequest,
         *,
-        store: TraceStore,
+        store: SpanStore,
         assessment_id: str,
         assessor: str,
         judge: JudgeConfig | None = None,

@@ -30,7 +30,7 @@ from coordbench.green.reports import ReportShelf
 from coordbench.green.request import RequestError, parse_request
 from coordbench.results import AssessmentReport, agentbeats_results, result_row, summary_text
 from coordbench.spans import SpanData
-from coordbench.store import TraceStore
+from coordbench.store import SpanStore
 from coordbench.urls import redact_url
 
 __all__ = ["GreenExecutor"]
@@ -65,7 +65,7 @@ class GreenExecutor(AgentExecutor):
     def __init__(
         self,
         *,
-        store: TraceStore,
+        store: SpanStore,
         assessor: str,
         output_dir: Path | None = None,
         heartbeat: float = 20.0,

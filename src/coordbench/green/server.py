@@ -43,7 +43,7 @@ from coordbench.green.reports import ReportShelf
 from coordbench.green.request import SAMPLE_REQUEST
 from coordbench.green.tracing import AssessorTracing
 from coordbench.settings import Settings, load_settings
-from coordbench.store import TraceStore
+from coordbench.store import SpanStore
 from coordbench.telemetry import requested_exporters
 
 __all__ = ["DEFAULT_NAME", "GreenSettings", "create_green_app", "load_green_settings"]
@@ -127,7 +127,7 @@ def _protected(path: str) -> bool:
     return not (path in _OPEN_PATHS or is_rest_path(path))
 
 
-def create_green_app(settings: GreenSettings | None = None, *, store: TraceStore | None = None) -> FastAPI:
+def create_green_app(settings: GreenSettings | None = None, *, store: SpanStore | None = None) -> FastAPI:
     """The assessor: A2A agent, trace backend, Step reports and peer registry in one app.
 
     Args:

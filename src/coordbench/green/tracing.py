@@ -22,7 +22,7 @@ from coordbench import semconv
 from coordbench.instrument import A2AInstrumentor
 from coordbench.otlp import encoded_span
 from coordbench.spans import span_data_from_readable
-from coordbench.store import BatchTooLargeError, StoreUnavailableError, TraceStore
+from coordbench.store import BatchTooLargeError, SpanStore, StoreUnavailableError
 from coordbench.store.encoded import EncodedSpan
 from coordbench.telemetry import requested_exporters
 
@@ -32,14 +32,14 @@ logger = logging.getLogger(__name__)
 
 
 class StoreSpanExporter(SpanExporter):
-    """Writes finished spans into a :class:`TraceStore` on the store's event loop.
+    """Writes finished spans into a :class:`~coordbench.store.SpanStore` on the store's event loop.
 
     Args:
         store: The store.
         loop: The event loop the store lives on (spans may end on other threads).
     """
 
-    def __init__(self, store: TraceStore, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, store: SpanStore, loop: asyncio.AbstractEventLoop) -> None:
         self.store = store
         self.loop = loop
         self._pending: set[concurrent.futures.Future[None]] = set()
@@ -82,7 +82,7 @@ class StoreSpanExporter(SpanExporter):
         self._closed = True
 
 
-def export_to_store(provider: TracerProvider, store: TraceStore, loop: asyncio.AbstractEventLoop) -> StoreSpanExporter:
+def export_to_store(provider: TracerProvider, store: SpanStore, loop: asyncio.AbstractEventLoop) -> StoreSpanExporter:
     """Make ``provider`` write every span it ends into ``store`` (synchronously queued, in order)."""
     exporter = StoreSpanExporter(store, loop)
     provider.add_span_processor(SimpleSpanProcessor(exporter))
@@ -107,7 +107,7 @@ class AssessorTracing:
     def __init__(
         self,
         name: str,
-        store: TraceStore,
+        store: SpanStore,
         loop: asyncio.AbstractEventLoop,
         *,
         capture_content: bool,

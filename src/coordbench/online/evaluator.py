@@ -38,7 +38,7 @@ from coordbench.online.events import EvaluationEvents
 from coordbench.online.job import DEFAULT_TEAM_ATTRIBUTE, JobRequest, JobResult, may_hold_agent_calls, rows_of
 from coordbench.online.records import EvaluationLog, EvaluationRecord, ScenarioSummary
 from coordbench.online.worker import WorkerDiedError, WorkerProcess, WorkerTimeoutError
-from coordbench.store import TraceStore
+from coordbench.store import SpanStore
 
 __all__ = ["SKIP_REASONS", "OnlineEvaluator", "OnlineSettings", "judge_sampled"]
 
@@ -129,7 +129,7 @@ class OnlineEvaluator:
 
     def __init__(
         self,
-        store: TraceStore,
+        store: SpanStore,
         log: EvaluationLog,
         meters: BackendMeters,
         settings: OnlineSettings | None = None,
@@ -358,7 +358,10 @@ class OnlineEvaluator:
     async def _evaluate(self, trace_id: bytes, worker: WorkerProcess) -> None:
         if trace_id in self._gone:
             return
-        held = self.store.encoded(trace_id)
+        if self.store.blocking_reads:  # a database read: off the loop
+            held = await asyncio.to_thread(self.store.encoded, trace_id)
+        else:
+            held = self.store.encoded(trace_id)
         if held is None:
             self._skip("evicted")
             return
@@ -471,4 +474,5 @@ class OnlineEvaluator:
             "pending": len(self._growing) + len(self._rechecks),
             "kept": len(self.log),
             "unsaved": self.log.unsaved,
+            "unexported": self.log.unexported,
         }

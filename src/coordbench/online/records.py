@@ -12,6 +12,7 @@ import logging
 import sqlite3
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -152,6 +153,9 @@ class EvaluationLog:
         self._seq = 0
         self.unsaved = 0
         """Records whose durable write failed (kept in memory only)."""
+        self.unexported = 0
+        """Records a sink given to :meth:`also` refused (ClickHouse down, say)."""
+        self._sinks: list[Callable[[dict[str, Any], str], None]] = []
         self._db: sqlite3.Connection | None = None
         if data_dir is not None:
             path = data_dir / "evaluations.sqlite"
@@ -165,6 +169,13 @@ class EvaluationLog:
                 if self._db is not None:
                     self._db.close()
                 self._db = None
+
+    def also(self, sink: Callable[[dict[str, Any], str], None]) -> None:
+        """Give every record :meth:`put` keeps to ``sink`` too, as its head and line (on the same thread).
+
+        A sink that raises is logged and counted in :attr:`unexported`; the record is kept all the same.
+        """
+        self._sinks.append(sink)
 
     def _load(self) -> None:
         import json
@@ -195,6 +206,12 @@ class EvaluationLog:
             gone: list[str] = []
             while len(self._records) > self.max_records:
                 gone.append(self._records.popitem(last=False)[0])
+        for sink in self._sinks:
+            try:
+                sink(record.head(), record.line)
+            except Exception as exc:  # a sink that fails must not lose the record or stop evaluation
+                self.unexported += 1
+                logger.warning("could not export the evaluation of trace %s: %s", record.trace_id, exc)
         if self._db is None:
             return
         try:

@@ -24,7 +24,7 @@ from coordbench.otlp.decode import decode_protobuf
 from coordbench.otlp.ingest import Inflight, ingest
 from coordbench.otlp.model import OtlpDecodeError
 from coordbench.otlp.weight import decode_weight
-from coordbench.store import TraceStore
+from coordbench.store import SpanStore
 
 __all__ = ["GrpcReceiver"]
 
@@ -36,7 +36,7 @@ _Context = grpc.aio.ServicerContext[bytes, ExportTraceServiceResponse]
 
 
 class _TraceService:
-    def __init__(self, store: TraceStore, token: str | None, decode_in_thread_bytes: int, inflight: Inflight) -> None:
+    def __init__(self, store: SpanStore, token: str | None, decode_in_thread_bytes: int, inflight: Inflight) -> None:
         self.store = store
         self.token = token
         self.decode_in_thread_bytes = decode_in_thread_bytes
@@ -88,7 +88,7 @@ class GrpcReceiver:
 
     def __init__(
         self,
-        store: TraceStore,
+        store: SpanStore,
         *,
         host: str,
         port: int,

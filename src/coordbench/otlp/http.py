@@ -33,7 +33,7 @@ from coordbench.otlp.model import DecodeResult, OtlpDecodeError
 from coordbench.otlp.weight import decode_weight
 from coordbench.otlp.zstd import ZstdBodyError, ZstdTooLargeError, decompress_zstd
 from coordbench.settings import Settings
-from coordbench.store import TraceStore
+from coordbench.store import SpanStore
 
 __all__ = ["CONTENT_JSON", "CONTENT_PROTOBUF", "read_body", "router", "status_response"]
 
@@ -151,7 +151,7 @@ async def other_signals(request: Request) -> Response:
 async def export_traces(request: Request) -> Response:
     """Receive an OTLP/HTTP ``ExportTraceServiceRequest``."""
     settings: Settings = request.app.state.settings
-    store: TraceStore = request.app.state.store
+    store: SpanStore = request.app.state.store
     inflight: Inflight = request.app.state.inflight
     content_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if content_type not in (CONTENT_PROTOBUF, CONTENT_JSON):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from coordbench.otlp.model import DecodeResult
-from coordbench.store import BatchTooLargeError, StoreUnavailableError, TraceStore
+from coordbench.store import BatchTooLargeError, SpanStore, StoreUnavailableError
 
 __all__ = ["Inflight", "Refused", "ingest"]
 
@@ -67,7 +67,7 @@ class Refused:
     retry_after: float | None = None
 
 
-async def ingest(store: TraceStore, result: DecodeResult, *, transport: str) -> Refused | None:
+async def ingest(store: SpanStore, result: DecodeResult, *, transport: str) -> Refused | None:
     """Record the spans the decoder rejected and store the others; ``None`` when they were stored.
 
     Args:

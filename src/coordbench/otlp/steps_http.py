@@ -22,7 +22,7 @@ from coordbench.otlp.codecs import encoded_span
 from coordbench.otlp.http import read_body
 from coordbench.settings import Settings
 from coordbench.steps import span_from_step, step_from_dict
-from coordbench.store import TraceStore
+from coordbench.store import SpanStore
 
 __all__ = ["router"]
 
@@ -54,7 +54,7 @@ def _steps_of(document: Any) -> tuple[str | None, list[Any], str]:
 async def report_steps(request: Request) -> JSONResponse:
     """Store the Steps as spans; answer with what was accepted, stored and which traces they joined."""
     settings: Settings = request.app.state.settings
-    store: TraceStore = request.app.state.store
+    store: SpanStore = request.app.state.store
     content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if content_type != "application/json":
         raise HTTPException(415, f"send Steps as application/json, not {content_type or 'no content type'}")

@@ -1,19 +1,22 @@
 """Trace storage: spans grouped by trace, completeness, bounds, optional durability."""
 
 from coordbench.store.base import (
+    AddResult,
     BatchTooLargeError,
     Completeness,
     Persistence,
+    SpanStore,
     StoredSpan,
     StoreFullError,
     StoreStats,
     StoreUnavailableError,
     TraceSnapshot,
     TraceSummary,
+    TraceWatcher,
     completeness_of,
 )
 from coordbench.store.encoded import EncodedSpan, Envelope, SpanCodec
-from coordbench.store.memory import AddResult, TraceStore
+from coordbench.store.memory import TraceStore
 from coordbench.store.sqlite import SqlitePersistence
 
 __all__ = [
@@ -24,6 +27,7 @@ __all__ = [
     "Envelope",
     "Persistence",
     "SpanCodec",
+    "SpanStore",
     "SqlitePersistence",
     "StoreFullError",
     "StoreStats",
@@ -32,5 +36,6 @@ __all__ = [
     "TraceSnapshot",
     "TraceStore",
     "TraceSummary",
+    "TraceWatcher",
     "completeness_of",
 ]

@@ -15,16 +15,16 @@ import anyio.to_thread
 from fastapi import APIRouter, HTTPException, Query, Request, Response
 from fastapi.responses import StreamingResponse
 
+from coordbench.errors import CoordbenchError
 from coordbench.spans import span_to_dict
-from coordbench.store.base import TraceSnapshot
-from coordbench.store.memory import TraceStore
+from coordbench.store.base import SpanStore, TraceSnapshot
 
 __all__ = ["router"]
 
 router = APIRouter()
 
 
-def _store(request: Request) -> TraceStore:
+def _store(request: Request) -> SpanStore:
     return request.app.state.store
 
 
@@ -85,11 +85,19 @@ async def get_trace(
             build = store.snapshot_builder(trace_id)
     except ValueError as exc:
         raise HTTPException(400, str(exc)) from exc
+    except CoordbenchError as exc:
+        raise HTTPException(503, str(exc), headers={"Retry-After": "5"}) from exc
     if build is None:
         raise HTTPException(404, f"trace {trace_id.lower()} not found")
     # Built, rendered and freed on the worker thread: freeing 100k decoded spans alone holds
     # the GIL for ~100 ms, which must not happen on the event loop.
-    chunks = await anyio.to_thread.run_sync(lambda: _render(build()))
+    try:
+        snapshot = await anyio.to_thread.run_sync(build)
+    except CoordbenchError as exc:  # a store that reads elsewhere (ClickHouse) and could not
+        raise HTTPException(503, str(exc), headers={"Retry-After": "5"}) from exc
+    if not snapshot.spans:  # a store that must read to know (ClickHouse) found nothing
+        raise HTTPException(404, f"trace {trace_id.lower()} not found")
+    chunks = await anyio.to_thread.run_sync(lambda: _render(snapshot))
     if len(chunks) <= 3:  # small enough to send whole, with a Content-Length
         return Response(b"".join(chunks), media_type="application/json")
     return StreamingResponse(_stream(chunks), media_type="application/json")
@@ -102,10 +110,16 @@ async def list_traces(
     cursor: Annotated[str | None, Query(description="The 'next' value of the previous page")] = None,
 ) -> dict[str, Any]:
     """A page of trace summaries and the cursor of the next page."""
+    store = _store(request)
     try:
-        page, after = _store(request).list_traces(limit=limit, cursor=cursor)
+        if store.blocking_reads:
+            page, after = await anyio.to_thread.run_sync(lambda: store.list_traces(limit=limit, cursor=cursor))
+        else:
+            page, after = store.list_traces(limit=limit, cursor=cursor)
     except ValueError as exc:
         raise HTTPException(400, str(exc)) from exc
+    except CoordbenchError as exc:
+        raise HTTPException(503, str(exc), headers={"Retry-After": "5"}) from exc
     return {"traces": [dataclasses.asdict(t) for t in page], "next": after}
 
 

@@ -6,7 +6,8 @@ re-exported here for the store's users.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import dataclasses
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -16,6 +17,7 @@ from coordbench.spantree import Completeness, completeness_of, subtree_of
 from coordbench.store.encoded import EncodedSpan
 
 __all__ = [
+    "AddResult",
     "Completeness",
     "Persistence",
     "StoreFullError",
@@ -24,7 +26,9 @@ __all__ = [
     "StoredSpan",
     "TraceSnapshot",
     "TraceSummary",
+    "TraceWatcher",
     "completeness_of",
+    "scoped_completeness",
     "subtree_of",
 ]
 
@@ -148,4 +152,130 @@ class Persistence(Protocol):
 
     def close(self) -> None:
         """Release the storage."""
+        ...
+
+
+@dataclass(frozen=True)
+class AddResult:
+    """What :meth:`TraceStore.add` did with a batch."""
+
+    stored: int
+    duplicates: int
+
+
+class TraceWatcher(Protocol):
+    """Told of every trace that grows or goes (online evaluation schedules traces from this).
+
+    Both calls come on the store's event loop, inside the store's bookkeeping: they must be
+    cheap and must not call back into the store.
+    """
+
+    def grown(self, trace_id: bytes, new_spans: int, now: float) -> None:
+        """``new_spans`` spans (never re-sent ones) were added to the trace at ``now`` (the store's clock)."""
+        ...
+
+    def dropped(self, trace_id: bytes, *, evicted: bool) -> None:
+        """The trace left the store: evicted to make room, or deleted."""
+        ...
+
+
+def scoped_completeness(
+    trace_id: str, spans: list[SpanData], idle: float, open_spans: Collection[str] = (), within: str | None = None
+) -> tuple[list[SpanData], Completeness]:
+    """A trace's spans and completeness, or only the subtree under span ``within`` and its completeness.
+
+    The subtree is complete when it has no unmatched client span and no loose span (one hanging
+    from a parent not yet arrived) could still belong to it; its top's parent counts as open.
+
+    Args:
+        trace_id: The trace (32 hex digits).
+        spans: Its spans.
+        idle: Seconds since it last grew.
+        open_spans: Span ids still running by design: their children are no orphans.
+        within: The subtree's top span id (``None``: the whole trace).
+    """
+    if within is None:
+        return spans, completeness_of(trace_id, spans, idle, open_spans=open_spans)
+    subtree, loose = subtree_of(spans, within, open_spans=open_spans)
+    top = next((s for s in subtree if s.span_id == within), None)
+    allowed = set(open_spans)
+    if top is not None and top.parent_span_id is not None:
+        allowed.add(top.parent_span_id)
+    report = completeness_of(trace_id, subtree + loose, idle, open_spans=allowed)
+    if top is None:
+        report = dataclasses.replace(report, complete=False)
+    return subtree, dataclasses.replace(report, span_count=len(subtree))
+
+
+class SpanStore(Protocol):
+    """What the receivers, the read API, the assessor and online evaluation ask of a trace store.
+
+    :class:`~coordbench.store.TraceStore` holds spans in this process;
+    :class:`~coordbench.clickhouse.ClickHouseStore` keeps them in ClickHouse.
+    """
+
+    max_spans: int
+    max_traces: int
+    max_bytes: int
+
+    @property
+    def stats(self) -> StoreStats:
+        """The span counters."""
+        ...
+
+    @property
+    def blocking_reads(self) -> bool:
+        """Whether :meth:`encoded` blocks (a database read): its callers then call it off the event loop."""
+        ...
+
+    async def open(self) -> None:
+        """Get ready (load durable spans, connect)."""
+        ...
+
+    async def close(self) -> None:
+        """Release what :meth:`open` took."""
+        ...
+
+    async def add(self, spans: Sequence[EncodedSpan]) -> AddResult:
+        """Store a batch; raises :class:`StoreUnavailableError` or :class:`BatchTooLargeError` when it cannot."""
+        ...
+
+    def record_rejected(self, count: int, reasons: dict[str, int] | None = None) -> None:
+        """Count spans the receiver refused before they reached :meth:`add`."""
+        ...
+
+    def watch(self, watcher: TraceWatcher | None) -> None:
+        """Tell ``watcher`` of every trace that grows or goes (``None``: stop)."""
+        ...
+
+    def now(self) -> float:
+        """The store's clock (monotonic seconds), as :class:`TraceWatcher` calls give it."""
+        ...
+
+    def __contains__(self, trace_id: str) -> bool:
+        """Whether the store knows the trace (32 hex digits) without reading anything slow."""
+        ...
+
+    def encoded(self, trace_id: bytes) -> tuple[list[EncodedSpan], float] | None:
+        """The trace's spans and the seconds since it last grew (``None``: not held)."""
+        ...
+
+    def snapshot_builder(self, trace_id: str) -> Callable[[], TraceSnapshot] | None:
+        """A function building the trace's snapshot off the event loop (``None``: surely not held)."""
+        ...
+
+    async def wait_complete(
+        self,
+        trace_id: str,
+        *,
+        quiet: float = 2.0,
+        timeout: float = 30.0,  # noqa: ASYNC109 - the store's own deadline
+        open_spans: Collection[str] = (),
+        within: str | None = None,
+    ) -> TraceSnapshot:
+        """Wait until the trace (or the subtree ``within``) is complete and quiet; see :class:`TraceStore`."""
+        ...
+
+    def list_traces(self, *, limit: int = 50, cursor: str | None = None) -> tuple[list[TraceSummary], str | None]:
+        """Traces, newest first, a page at a time."""
         ...

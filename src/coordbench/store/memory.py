@@ -17,12 +17,11 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Protocol
 
 from coordbench import semconv
 from coordbench.spans import SpanData
 from coordbench.store.base import (
+    AddResult,
     BatchTooLargeError,
     Completeness,
     Persistence,
@@ -31,8 +30,9 @@ from coordbench.store.base import (
     StoreUnavailableError,
     TraceSnapshot,
     TraceSummary,
+    TraceWatcher,
     completeness_of,
-    subtree_of,
+    scoped_completeness,
 )
 from coordbench.store.encoded import EncodedSpan
 from coordbench.store.sizes import Grouper, group_by_trace, held_bytes
@@ -40,30 +40,6 @@ from coordbench.store.sizes import Grouper, group_by_trace, held_bytes
 __all__ = ["AddResult", "TraceStore", "TraceWatcher"]
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class AddResult:
-    """What :meth:`TraceStore.add` did with a batch."""
-
-    stored: int
-    duplicates: int
-
-
-class TraceWatcher(Protocol):
-    """Told of every trace that grows or goes (online evaluation schedules traces from this).
-
-    Both calls come on the store's event loop, inside the store's bookkeeping: they must be
-    cheap and must not call back into the store.
-    """
-
-    def grown(self, trace_id: bytes, new_spans: int, now: float) -> None:
-        """``new_spans`` spans (never re-sent ones) were added to the trace at ``now`` (the store's clock)."""
-        ...
-
-    def dropped(self, trace_id: bytes, *, evicted: bool) -> None:
-        """The trace left the store: evicted to make room, or deleted."""
-        ...
 
 
 class _Trace:
@@ -392,6 +368,11 @@ class TraceStore:
     # --- reading -----------------------------------------------------------------------------
 
     @property
+    def blocking_reads(self) -> bool:
+        """``False``: every read is of memory, on the event loop."""
+        return False
+
+    @property
     def stats(self) -> StoreStats:
         """A copy of the counters."""
         s = self._stats
@@ -459,26 +440,11 @@ class TraceStore:
             return None
         return list(trace.spans.values()), max(0.0, self._clock() - trace.last_growth)
 
-    def _completeness(self, trace: _Trace, spans: Sequence[SpanData], open_spans: Collection[str] = ()) -> Completeness:
-        return completeness_of(
-            trace.trace_id.hex(), spans, max(0.0, self._clock() - trace.last_growth), open_spans=open_spans
-        )
-
     def _scoped(
         self, trace: _Trace, open_spans: Collection[str], within: str | None
     ) -> tuple[list[SpanData], Completeness]:
-        spans = trace.span_data()
-        if within is None:
-            return spans, self._completeness(trace, spans, open_spans)
-        subtree, loose = subtree_of(spans, within, open_spans=open_spans)
-        top = next((s for s in subtree if s.span_id == within), None)
-        allowed = set(open_spans)
-        if top is not None and top.parent_span_id is not None:
-            allowed.add(top.parent_span_id)
-        report = self._completeness(trace, subtree + loose, allowed)
-        if top is None:
-            report = dataclasses.replace(report, complete=False)
-        return subtree, dataclasses.replace(report, span_count=len(subtree))
+        idle = max(0.0, self._clock() - trace.last_growth)
+        return scoped_completeness(trace.trace_id.hex(), trace.span_data(), idle, open_spans, within)
 
     async def wait_complete(
         self,

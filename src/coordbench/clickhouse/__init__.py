@@ -1,0 +1,20 @@
+"""ClickHouse as the trace store: the OpenTelemetry Collector exporter's tables, read and written by coordbench.
+
+See :mod:`coordbench.clickhouse.store` for how a receiver uses it, :mod:`coordbench.clickhouse.rows`
+for the row mapping and :mod:`coordbench.clickhouse.schema` for the tables.
+"""
+
+from coordbench.clickhouse.connection import ClickHouseError, StoreUrl, connect, is_store_url, parse_store_url
+from coordbench.clickhouse.store import ClickHouseStore
+from coordbench.clickhouse.traces import ClickHouseTraces, Shard
+
+__all__ = [
+    "ClickHouseError",
+    "ClickHouseStore",
+    "ClickHouseTraces",
+    "Shard",
+    "StoreUrl",
+    "connect",
+    "is_store_url",
+    "parse_store_url",
+]
