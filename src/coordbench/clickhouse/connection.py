@@ -221,7 +221,10 @@ class _Embedded:
         self._suffix = f" SETTINGS {settings}"
 
     def _query(self, sql: str, fmt: str, parameters: Mapping[str, object] | None = None) -> bytes:
-        params = {k: _literal(v) if isinstance(v, list | tuple) else v for k, v in (parameters or {}).items()}
+        params = {
+            k: _literal(cast("Sequence[object]", v)) if isinstance(v, list | tuple) else v
+            for k, v in (parameters or {}).items()
+        }
         with self._lock:
             try:
                 result: Any = self._session.query(sql, fmt, params=params)
