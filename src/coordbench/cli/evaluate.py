@@ -11,28 +11,16 @@ from rich.table import Table
 
 from coordbench import jsontext
 from coordbench.cli.output import check_writable, write_text
+from coordbench.cli.serve import ReceiverOption, TraceStoreOption
 from coordbench.errors import CoordbenchError
 
 if TYPE_CHECKING:
-    import httpx
-
     from coordbench.spans import SpanData
 
 __all__ = ["evaluate", "fetch_trace"]
 
-
-def _detail(response: httpx.Response) -> str:
-    """What an error response says: our API's ``detail``, else its text (cut), else the reason phrase."""
-    if not response.content:
-        return response.reason_phrase
-    try:
-        document = jsontext.loads(response.content)
-    except ValueError:
-        document = None
-    if isinstance(document, dict) and "detail" in document:
-        return str(cast("dict[str, Any]", document)["detail"])
-    text = response.text.strip()
-    return text if len(text) <= 200 else text[:197] + "..."
+DEFAULT_RECEIVERS = ("http://127.0.0.1:4318",)
+"""Where ``--trace-id`` looks without ``--receiver`` or ``--store`` (the receiver's default port)."""
 
 
 def fetch_trace(receiver: str, trace_id: str, token: str | None = None) -> list[SpanData]:
@@ -41,24 +29,9 @@ def fetch_trace(receiver: str, trace_id: str, token: str | None = None) -> list[
     Raises:
         TraceFileError: If the receiver cannot be reached or does not answer a trace.
     """
-    import httpx
+    from coordbench.tracefetch import TraceSource
 
-    from coordbench.spans import span_from_dict
-    from coordbench.tracefile import TraceFileError
-
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    url = f"{receiver.rstrip('/')}/v1/traces/{trace_id}"
-    try:
-        response = httpx.get(url, headers=headers, timeout=60)
-    except httpx.HTTPError as exc:
-        raise TraceFileError(f"cannot reach {url}: {exc}") from exc
-    if response.status_code != 200:
-        raise TraceFileError(f"{url} answered {response.status_code}: {_detail(response)}")
-    try:
-        document = jsontext.loads(response.content)
-        return [span_from_dict(s) for s in document["spans"]]
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise TraceFileError(f"{url} did not answer a trace (GET /v1/traces/{{id}} output): {exc!r}") from exc
+    return TraceSource((receiver,), token).fetch(trace_id)
 
 
 def _config(path: Path | None) -> dict[str, Any] | None:
@@ -138,11 +111,12 @@ def evaluate(
             "JSON export, or GET /v1/traces/{id} output. Each trace in it is evaluated on its own."
         ),
     ] = None,
-    trace_id: Annotated[str | None, typer.Option(help="Evaluate this trace from a running receiver instead.")] = None,
-    receiver: Annotated[
-        str, typer.Option(help="The receiver (or green) holding --trace-id.")
-    ] = "http://127.0.0.1:4318",
-    token: Annotated[str | None, typer.Option(help="Bearer token for the receiver.")] = None,
+    trace_id: Annotated[
+        str | None, typer.Option(help="Evaluate this trace from running receivers, or a ClickHouse store, instead.")
+    ] = None,
+    receiver: ReceiverOption = None,
+    store: TraceStoreOption = None,
+    token: Annotated[str | None, typer.Option(help="Bearer token for the receivers.")] = None,
     config: Annotated[
         Path | None,
         typer.Option(
@@ -166,11 +140,15 @@ def evaluate(
     [...]}. A trace gives the same line whether it is evaluated alone or among others, with any
     --jobs. Exits 2 on unusable input.
     """
+    from coordbench.tracefetch import TraceSource
     from coordbench.tracefile import TraceFileError, load_traces
 
     console = Console(stderr=True)
     if (trace_file is None) == (trace_id is None):
         console.print("[red]error:[/red] give a TRACE_FILE or --trace-id (one of them)")
+        raise typer.Exit(2)
+    if store is not None and receiver:
+        console.print("[red]error:[/red] give --receiver or --store, not both")
         raise typer.Exit(2)
     if not 1 <= jobs <= 256:
         console.print(f"[red]error:[/red] --jobs must be 1 to 256, got {jobs}")
@@ -189,7 +167,8 @@ def evaluate(
         if trace_file is not None:
             traces = load_traces(trace_file)
         else:
-            spans = fetch_trace(receiver, trace_id or "", token)
+            source = TraceSource(tuple(receiver or DEFAULT_RECEIVERS), token, store)
+            spans = source.fetch(trace_id or "")
             traces = {spans[0].trace_id: spans} if spans else {}
         if not traces:
             raise TraceFileError("no spans to evaluate")

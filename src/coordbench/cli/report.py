@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
-from coordbench.cli.evaluate import fetch_trace
 from coordbench.cli.output import check_writable, write_text
+from coordbench.cli.serve import ReceiverOption, TraceStoreOption
 
 if TYPE_CHECKING:
     from coordbench.spans import SpanData
@@ -25,47 +25,51 @@ DEFAULT_RECEIVER = "http://127.0.0.1:4318"
 def report(
     results: Annotated[Path | None, typer.Argument(help="A results.json written by the green or assess.")] = None,
     trace_id: Annotated[str | None, typer.Option(help="Re-evaluate this stored trace instead.")] = None,
-    receiver: Annotated[
-        str | None,
-        typer.Option(
-            help="The receiver (or green) holding the traces: draws the span waterfalls "
-            f"[default with --trace-id: {DEFAULT_RECEIVER}; without it, no waterfalls]."
-        ),
-    ] = None,
-    token: Annotated[str | None, typer.Option(help="Bearer token for the receiver.")] = None,
+    receiver: ReceiverOption = None,
+    store: TraceStoreOption = None,
+    token: Annotated[str | None, typer.Option(help="Bearer token for the receivers.")] = None,
     output: Annotated[Path, typer.Option(help="Where to write the HTML.")] = Path("report.html"),
 ) -> None:
-    """Rebuild the HTML report: from RESULTS_JSON (spans from --receiver when given), or --trace-id and --receiver."""
+    """Rebuild the HTML report: from RESULTS_JSON, or --trace-id from receivers or a store.
+
+    The span waterfalls are drawn from the traces held by --receiver (or --store): with RESULTS_JSON
+    only when one of them is given.
+    """
     from coordbench.evals.replay import scenario_spans
     from coordbench.report import render_report
     from coordbench.resultdoc import ResultsDocument, ResultsDocumentError
     from coordbench.results import trace_results
+    from coordbench.tracefetch import TraceSource
     from coordbench.tracefile import TraceFileError
 
     console = Console(stderr=True)
     if (results is None) == (trace_id is None):
         console.print("[red]error:[/red] give RESULTS_JSON or --trace-id (one of them)")
         raise typer.Exit(2)
-    if trace_id is not None and receiver is None:
-        receiver = DEFAULT_RECEIVER
+    if store is not None and receiver:
+        console.print("[red]error:[/red] give --receiver or --store, not both")
+        raise typer.Exit(2)
+    if trace_id is not None and not receiver and store is None:
+        receiver = [DEFAULT_RECEIVER]
+    source = TraceSource(tuple(receiver or ()), token, store) if receiver or store is not None else None
     check_writable(output, "--output")
     spans: dict[str, list[SpanData]] = {}
     try:
         if results is not None:
             document = ResultsDocument.load(results)
-            if receiver is not None:
+            if source is not None:
                 ids = {e.trace_id for row in document.results for e in row.detail.scenarios if e.trace_id}
                 for trace in sorted(ids):
-                    spans.update(scenario_spans(fetch_trace(receiver, trace, token)))
+                    spans.update(scenario_spans(source.fetch(trace)))
         else:
-            assert trace_id is not None and receiver is not None  # noqa: S101 - checked above
-            trace_spans = fetch_trace(receiver, trace_id, token)
+            assert trace_id is not None and source is not None  # noqa: S101 - checked above
+            trace_spans = source.fetch(trace_id)
             document = asyncio.run(trace_results(trace_spans, trace_id))
             spans = scenario_spans(trace_spans) or {trace_id: trace_spans}
     except (TraceFileError, ResultsDocumentError) as exc:
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from exc
     write_text(output, render_report(document, spans or None))
-    if results is not None and receiver is None:
+    if results is not None and source is None:
         console.print("the span waterfalls are left out: give --receiver URL (where the traces are stored)")
     console.print(f"report written to {output}")

@@ -12,7 +12,15 @@ from rich.console import Console
 
 from coordbench.errors import CoordbenchError
 
-__all__ = ["SHUTDOWN_GRACE", "EvaluateOption", "StoreOption", "port_problem", "serve"]
+__all__ = [
+    "SHUTDOWN_GRACE",
+    "EvaluateOption",
+    "ReceiverOption",
+    "StoreOption",
+    "TraceStoreOption",
+    "port_problem",
+    "serve",
+]
 
 EvaluateOption = Annotated[
     bool | None,
@@ -36,6 +44,28 @@ StoreOption = Annotated[
     ),
 ]
 """The ``--store`` option of the server commands that hold a trace backend (receiver, green)."""
+
+ReceiverOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--receiver",
+        help="A receiver (or green) holding the traces; repeat it for receivers behind a load balancer: each trace "
+        "is taken from the one that holds it [default: http://127.0.0.1:4318].",
+        show_default=False,
+    ),
+]
+"""The ``--receiver`` option of the commands that read stored traces (evaluate, report)."""
+
+TraceStoreOption = Annotated[
+    str | None,
+    typer.Option(
+        "--store",
+        help="Read the traces from ClickHouse instead of receivers: clickhouse://HOST:8123/otel (password in "
+        "CLICKHOUSE_PASSWORD) or chdb:///DIR.",
+        show_default=False,
+    ),
+]
+"""The ``--store`` option of the commands that read stored traces (evaluate, report)."""
 
 SHUTDOWN_GRACE = 10.0
 """Seconds a server waits, after SIGTERM or Ctrl-C, for requests in flight: an assessment can run for
