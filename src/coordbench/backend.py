@@ -67,7 +67,9 @@ def build_store(settings: Settings) -> SpanStore:
     if settings.store is not None:
         from coordbench.clickhouse import ClickHouseStore
 
-        return ClickHouseStore(settings.store, evaluator_name=f"{socket.gethostname()}:{settings.port}")
+        store = ClickHouseStore(settings.store, evaluator_name=f"{socket.gethostname()}:{settings.port}")
+        store.check()  # a ClickHouse that cannot be used stops the server before it serves, saying why
+        return store
     persistence = (
         SqlitePersistence(settings.data_dir, codecs=CODECS, fsync=settings.fsync) if settings.data_dir else None
     )
@@ -227,7 +229,11 @@ def mount_backend(app: FastAPI, settings: Settings, store: SpanStore) -> None:
     app.state.inflight = Inflight(settings.max_inflight)
     app.state.meters = BackendMeters(store, app.state.inflight)
     app.state.evaluator = None
-    app.state.stats_sections = {}
+    sections: dict[str, Callable[[], dict[str, object]]] = {}
+    store_section: Callable[[], dict[str, object]] | None = getattr(store, "describe", None)
+    if store_section is not None:  # a ClickHouse store: where, and how its watch of the index table goes
+        sections["clickhouse"] = store_section
+    app.state.stats_sections = sections
     app.include_router(otlp_router, tags=["otlp"])
     app.include_router(steps_router, tags=["steps"])
     app.include_router(read_router, tags=["traces"])

@@ -112,6 +112,18 @@ class ClickHouseStore:
 
     # --- lifecycle -----------------------------------------------------------------------------
 
+    def check(self) -> None:
+        """Connect once and make the tables, so a server that cannot start says why before it serves.
+
+        Raises:
+            ClickHouseError: If ClickHouse cannot be reached or refuses the tables.
+        """
+        connection = connect(self.url)
+        try:
+            ClickHouseTraces(connection).ensure_schema()
+        finally:
+            connection.close()
+
     async def open(self) -> None:
         """Connect, and create the evaluations table (and the exporter's, with ``create=true``).
 
@@ -234,6 +246,17 @@ class ClickHouseStore:
         self._stats.traces = len(self._seen)
 
     # --- reading -------------------------------------------------------------------------------
+
+    def describe(self) -> dict[str, object]:
+        """What ``GET /v1/stats`` shows under ``clickhouse``: the store, and the index table's watch."""
+        url = self.url if isinstance(self.url, StoreUrl) else parse_store_url(self.url)
+        return {
+            "store": url.shown,
+            "shard": f"{self.shard.index}/{self.shard.count}",
+            "polls": self.polls,
+            "poll_failures": self.poll_failures,
+            "watched": len(self._seen),
+        }
 
     @property
     def stats(self) -> StoreStats:
