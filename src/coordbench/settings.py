@@ -130,6 +130,11 @@ class Settings(BaseSettings):
         0.1, ge=0, le=1, description="Online evaluation: share of traces the LLM judge sees, when one is configured."
     )
     judge_per_minute: float = Field(6.0, ge=0, description="Online evaluation: most LLM judgements a minute.")
+    peers: list[str] = Field(
+        default_factory=list[str],
+        max_length=64,
+        description="Other receivers behind the same load balancer: a trace this one does not hold is asked of them.",
+    )
     team_attribute: str = Field(
         "service.namespace",
         min_length=1,
@@ -165,6 +170,14 @@ class Settings(BaseSettings):
         if self.store is not None and self.data_dir is not None:
             raise ValueError("give --store or --data-dir, not both (a ClickHouse store keeps the spans itself)")
         return self
+
+    @field_validator("peers")
+    @classmethod
+    def _peer_urls(cls, peers: list[str]) -> list[str]:
+        for peer in peers:
+            if not peer.startswith(("http://", "https://")) or len(peer) > 2048:
+                raise ValueError(f"a peer is a receiver's http(s):// URL, got {peer[:80]!r}")
+        return [p.rstrip("/") for p in peers]
 
     @field_validator("token")
     @classmethod

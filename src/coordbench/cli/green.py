@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from coordbench.cli.serve import EvaluateOption, StoreOption, serve
+from coordbench.cli.serve import EvaluateOption, PeerOption, StoreOption, serve
 from coordbench.errors import ConfigurationError
 
 __all__ = ["green"]
@@ -44,6 +44,7 @@ def green(
     ] = None,
     evaluate: EvaluateOption = None,
     store: StoreOption = None,
+    peer: PeerOption = None,
 ) -> None:
     """Serve the green assessor: send it {"participants": {role: url}, "config": {...}} over A2A."""
     from coordbench.backend import tune_gc_for_ingest
@@ -64,6 +65,7 @@ def green(
             token_file=token_file,
             evaluate=evaluate,
             store=store,
+            peers=peer or None,
         )
     except ConfigurationError as exc:
         console.print(f"[red]error:[/red] {exc.message}")

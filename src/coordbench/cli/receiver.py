@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from coordbench.cli.serve import EvaluateOption, StoreOption, serve
+from coordbench.cli.serve import EvaluateOption, PeerOption, StoreOption, serve
 from coordbench.errors import ConfigurationError
 
 __all__ = ["receiver"]
@@ -42,6 +42,7 @@ def receiver(
     ] = None,
     evaluate: EvaluateOption = None,
     store: StoreOption = None,
+    peer: PeerOption = None,
 ) -> None:
     """Serve the trace backend: POST /v1/traces (OTLP/HTTP), OTLP/gRPC, GET /v1/traces[/{id}], GET /v1/stats, /metrics.
 
@@ -61,6 +62,7 @@ def receiver(
             token_file=token_file,
             evaluate=evaluate,
             store=store,
+            peers=peer or None,
         )
         if no_grpc:
             settings = settings.model_copy(update={"grpc_port": None})

@@ -15,6 +15,7 @@ from coordbench.errors import CoordbenchError
 __all__ = [
     "SHUTDOWN_GRACE",
     "EvaluateOption",
+    "PeerOption",
     "ReceiverOption",
     "StoreOption",
     "TraceStoreOption",
@@ -44,6 +45,17 @@ StoreOption = Annotated[
     ),
 ]
 """The ``--store`` option of the server commands that hold a trace backend (receiver, green)."""
+
+PeerOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--peer",
+        help="Another receiver behind the same load balancer (repeat): a trace or evaluation this one does not "
+        "hold is asked of them [env COORDBENCH_PEERS, a JSON list].",
+        show_default=False,
+    ),
+]
+"""The ``--peer`` option of the server commands that hold a trace backend (receiver, green)."""
 
 ReceiverOption = Annotated[
     list[str] | None,

@@ -16,6 +16,7 @@ from fastapi import APIRouter, HTTPException, Query, Request, Response
 from fastapi.responses import StreamingResponse
 
 from coordbench.errors import CoordbenchError
+from coordbench.peers import from_peers
 from coordbench.spans import span_to_dict
 from coordbench.store.base import SpanStore, TraceSnapshot
 
@@ -75,8 +76,12 @@ async def get_trace(
     ] = 0,
     quiet: Annotated[float, Query(ge=0, le=600, description="With wait: seconds without new spans that end it")] = 2.0,
 ) -> Response:
-    """The spans of a trace (by start time) and its completeness report."""
+    """The spans of a trace (by start time) and its completeness report (asked of ``--peer`` receivers if not held)."""
     store = _store(request)
+    if trace_id.strip().lower() not in store and not store.blocking_reads:
+        answer = await from_peers(request, wait)
+        if answer is not None:
+            return answer
     try:
         if wait:
             waited = await store.wait_complete(trace_id, quiet=quiet, timeout=wait)
