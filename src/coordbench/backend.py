@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import logging
 import socket
@@ -67,7 +68,7 @@ def build_store(settings: Settings) -> SpanStore:
     if settings.store is not None:
         from coordbench.clickhouse import ClickHouseStore
 
-        store = ClickHouseStore(settings.store, evaluator_name=f"{socket.gethostname()}:{settings.port}")
+        store = ClickHouseStore(settings.store, evaluator_name=evaluator_name(settings))
         store.check()  # a ClickHouse that cannot be used stops the server before it serves, saying why
         return store
     persistence = (
@@ -81,6 +82,11 @@ def build_store(settings: Settings) -> SpanStore:
         persistence=persistence,
         grouper=native.group if native.AVAILABLE else None,  # OTLP/protobuf batches grouped in C
     )
+
+
+def evaluator_name(settings: Settings) -> str:
+    """How this server signs the evaluations it writes to ClickHouse: ``host:port``."""
+    return f"{socket.gethostname()}:{settings.port}"
 
 
 def _not_open(path: str) -> bool:
@@ -144,6 +150,9 @@ async def serve_store(app: FastAPI, settings: Settings, store: SpanStore) -> Asy
         if evaluator is not None:
             await evaluator.stop()
             evaluator.log.close()
+        sink = getattr(app.state, "evaluations_sink", None)
+        if sink is not None:
+            await asyncio.to_thread(sink.close)
         app.state.meters.shutdown()
         await store.close()
 
@@ -170,6 +179,9 @@ def _online_evaluator(app: FastAPI, settings: Settings, store: SpanStore) -> Onl
     writer = getattr(store, "write_evaluation", None)
     if writer is not None:  # a ClickHouse store: evaluations go to its coordbench_evaluations table too
         log.also(writer)
+    sink = getattr(app.state, "evaluations_sink", None)
+    if sink is not None:  # spans kept here, evaluations also written to ClickHouse
+        log.also(sink)
     evaluator = OnlineEvaluator(store, log, app.state.meters, online, events=EvaluationEvents())
     app.state.evaluator = evaluator
     app.state.stats_sections["evaluations"] = evaluator.describe
@@ -234,6 +246,13 @@ def mount_backend(app: FastAPI, settings: Settings, store: SpanStore) -> None:
     if store_section is not None:  # a ClickHouse store: where, and how its watch of the index table goes
         sections["clickhouse"] = store_section
     app.state.stats_sections = sections
+    app.state.evaluations_sink = None
+    if settings.evaluate and settings.evaluations_store is not None:
+        from coordbench.clickhouse import EvaluationsSink
+
+        sink = EvaluationsSink(settings.evaluations_store, evaluator_name(settings))
+        sink.check()  # a ClickHouse that cannot take them stops the server before it serves, saying why
+        app.state.evaluations_sink = sink
     app.include_router(otlp_router, tags=["otlp"])
     app.include_router(steps_router, tags=["steps"])
     app.include_router(read_router, tags=["traces"])

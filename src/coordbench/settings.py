@@ -130,6 +130,14 @@ class Settings(BaseSettings):
         0.1, ge=0, le=1, description="Online evaluation: share of traces the LLM judge sees, when one is configured."
     )
     judge_per_minute: float = Field(6.0, ge=0, description="Online evaluation: most LLM judgements a minute.")
+    evaluations_store: str | None = Field(
+        None,
+        description=(
+            "Online evaluation: also write each evaluation to this ClickHouse's coordbench_evaluations table "
+            "(clickhouse://host:8123/otel), beside the spans the Collector's exporter writes there. "
+            "A ClickHouse --store writes them there already."
+        ),
+    )
     peers: list[str] = Field(
         default_factory=list[str],
         max_length=64,
@@ -155,7 +163,7 @@ class Settings(BaseSettings):
             raise ValueError("give the token or a token file, not both")
         return {**values, "token": read_token_file(Path(path))}
 
-    @field_validator("store")
+    @field_validator("store", "evaluations_store")
     @classmethod
     def _store_url(cls, store: str | None) -> str | None:
         if store is None or store == "":
@@ -169,6 +177,10 @@ class Settings(BaseSettings):
     def _one_store(self) -> Settings:
         if self.store is not None and self.data_dir is not None:
             raise ValueError("give --store or --data-dir, not both (a ClickHouse store keeps the spans itself)")
+        if self.store is not None and self.evaluations_store is not None:
+            raise ValueError(
+                "give --evaluations-store only with spans kept here: a ClickHouse --store gets them already"
+            )
         return self
 
     @field_validator("peers")

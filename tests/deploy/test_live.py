@@ -85,8 +85,8 @@ def stack(tmp_path: Path, otlp_sink: OtlpSink, subprocess_env: dict[str, str]) -
     commands: dict[str, tuple[list[str], dict[str, str]]] = {}
     for name, service in services.items():
         image = service.get("image", "")
-        if not image.startswith("coordbench-"):
-            continue
+        if not image.startswith("coordbench-") or service.get("profiles"):
+            continue  # `docker compose up` starts no profile's services
         entrypoint, defaults = _dockerfile(image)
         entrypoint = service.get("entrypoint", entrypoint)
         command = [local(str(part)) for part in service.get("command", [])]

@@ -17,14 +17,20 @@ import yaml
 
 ROOT = Path(__file__).parent.parent.parent
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yaml").read_text())
-COLLECTORS = [ROOT / "otel-collector.yaml", ROOT / "collector" / "loadbalancing.yaml"]
+COLLECTORS = [
+    ROOT / "otel-collector.yaml",
+    ROOT / "collector" / "loadbalancing.yaml",
+    ROOT / "collector" / "scale.yaml",
+]
 CONTRIB_VERSION = "0.159.0"
+DISTROLESS = ("otel-collector", "jaeger", "scale-collector")
+"""Images without a shell or curl: no health check of their own."""
 # The components of otelcol-contrib 0.159.0 these configurations may name (from the release's
 # distributions/otelcol-contrib/manifest.yaml; canonical names, not the deprecated otlp/otlphttp/loadbalancing aliases)
 CONTRIB_0_159 = {
     "receivers": {"otlp"},
     "processors": {"batch", "memory_limiter"},
-    "exporters": {"otlp_grpc", "otlp_http", "load_balancing", "debug"},
+    "exporters": {"otlp_grpc", "otlp_http", "load_balancing", "debug", "clickhouse"},
     "extensions": {"health_check"},
 }
 
@@ -70,11 +76,11 @@ def test_compose_health_checks_ordering_and_no_host_paths_but_output() -> None:
     one_shot = {name for name, s in services.items() if s.get("restart") == "no"}
     assert one_shot == {"assess"}
     for name, service in services.items():
-        if name not in one_shot and name not in ("otel-collector", "jaeger"):
+        if name not in one_shot and name not in DISTROLESS:
             assert "healthcheck" in service, f"{name} has no health check"
         for dependency, condition in (service.get("depends_on") or {}).items():
             assert dependency in services
-            if dependency not in ("otel-collector", "jaeger"):  # distroless: probed by telemetry-health
+            if dependency not in DISTROLESS:  # no shell: probed by telemetry-health
                 assert condition["condition"] == "service_healthy", (name, dependency)
         for volume in service.get("volumes") or []:
             assert volume.split(":")[0] == "./output", f"{name} mounts {volume}"
@@ -98,8 +104,9 @@ def test_collector_configurations_are_consistent(path: Path) -> None:
         for kind in ("receivers", "processors", "exporters"):
             for name in parts.get(kind, []):
                 assert name in (config.get(kind) or {}), f"{path.name}: pipeline {pipeline} names undefined {name}"
-    if "memory_limiter" in (config.get("processors") or {}):  # first, before batching
-        assert service["pipelines"]["traces"]["processors"][0] == "memory_limiter"
+    if "memory_limiter" in (config.get("processors") or {}):  # first, before batching, in every pipeline
+        for pipeline, parts in service["pipelines"].items():
+            assert parts["processors"][0] == "memory_limiter", f"{path.name}: {pipeline}"
 
 
 def test_the_default_collector_fans_out_to_the_green_and_jaeger_with_retries() -> None:
@@ -143,7 +150,7 @@ def test_ports_urls_and_variables_agree_across_files() -> None:
     # every agent service listens on 9009 and advertises its own service name
     for name, service in services.items():
         command = service.get("command") or []
-        if "--port" in command:
+        if "--card-url" in command:
             assert command[command.index("--port") + 1] == "9009", name
             assert command[command.index("--card-url") + 1] == f"http://{name}:9009/", name
     # purple services: their role is a member of the shape they name, and the variables are what the CLI reads
@@ -205,9 +212,8 @@ def test_the_observability_profile_wires_prometheus_and_grafana_to_the_dashboard
 
     services: dict[str, Any] = COMPOSE["services"]
     configs: dict[str, Any] = COMPOSE["configs"]
-    profiled = {name for name, s in services.items() if s.get("profiles")}
+    profiled = {name for name, s in services.items() if s.get("profiles") == ["observability"]}
     assert profiled == {"prometheus", "grafana"}
-    assert all(services[name]["profiles"] == ["observability"] for name in profiled)
     # every config file exists and is one `make dashboards` writes
     built = {f"./dashboards/{relative}" for relative in dashboard.files()}
     for service in profiled:
@@ -237,3 +243,67 @@ def test_the_observability_profile_wires_prometheus_and_grafana_to_the_dashboard
     for panel in board["panels"]:
         if panel["type"] != "row":
             assert panel["datasource"]["uid"] in uids and panel["targets"], panel["title"]
+
+
+def test_the_scale_profile_agrees_with_its_collector_prometheus_and_grafana() -> None:
+    from coordbench.clickhouse import parse_store_url
+    from coordbench.clickhouse.dashboard import CLICKHOUSE_UID
+    from coordbench.online import dashboard
+
+    services: dict[str, Any] = COMPOSE["services"]
+    configs: dict[str, Any] = COMPOSE["configs"]
+    scale = {name for name, s in services.items() if s.get("profiles") == ["scale"]}
+    assert scale == {"clickhouse", "receiver-1", "receiver-2", "scale-collector", "prometheus-scale", "grafana-scale"}
+    clickhouse = services["clickhouse"]
+    collector = yaml.safe_load((ROOT / "collector" / "scale.yaml").read_text())
+    exporter = collector["exporters"]["clickhouse"]
+    database, user = clickhouse["environment"]["CLICKHOUSE_DB"], clickhouse["environment"]["CLICKHOUSE_USER"]
+    password = clickhouse["environment"]["CLICKHOUSE_PASSWORD"]
+    assert password == "${CLICKHOUSE_PASSWORD:-coordbench}"
+    # the exporter writes the tables coordbench reads: same server, database, user and password variable
+    assert exporter["endpoint"].startswith("tcp://clickhouse:9000") and exporter["database"] == database
+    assert exporter["username"] == user and exporter["password"] == "${env:CLICKHOUSE_PASSWORD}"
+    assert exporter["traces_table_name"] == "otel_traces" and exporter["create_schema"] is True
+    assert services["scale-collector"]["environment"]["CLICKHOUSE_PASSWORD"] == password
+    assert services["scale-collector"]["image"].endswith(f":{CONTRIB_VERSION}")
+    # every trace, whole, to one receiver: the load balancer's hostnames are the receivers' gRPC ports
+    balancing = collector["exporters"]["load_balancing"]
+    assert balancing["routing_key"] == "traceID"
+    hostnames = balancing["resolver"]["static"]["hostnames"]
+    receivers = sorted(n for n in scale if n.startswith("receiver-"))
+    scraped = yaml.safe_load((ROOT / "dashboards/prometheus/prometheus-scale.yml").read_text())
+    targets = scraped["scrape_configs"][0]["static_configs"][0]["targets"]
+    for name in receivers:
+        service = services[name]
+        command = service["command"]
+        assert service["entrypoint"] == ["coordbench", "receiver"] and "--evaluate" in command
+        http, grpc = command[command.index("--port") + 1], command[command.index("--grpc-port") + 1]
+        assert f"{name}:{grpc}" in hostnames and f"{name}:{http}" in targets
+        assert service["healthcheck"]["test"][-1] == f"http://127.0.0.1:{http}/healthz"
+        peers = [command[i + 1] for i, part in enumerate(command) if part == "--peer"]
+        assert peers == [f"http://{other}:{http}" for other in receivers if other != name]
+        store = parse_store_url(command[command.index("--evaluations-store") + 1])
+        assert (store.host, store.port, store.database, store.user) == ("clickhouse", 8123, database, user)
+        assert service["environment"]["CLICKHOUSE_PASSWORD"] == password
+        assert service["depends_on"]["clickhouse"]["condition"] == "service_healthy"
+    assert sorted(hostnames) == [f"{n}:4317" for n in receivers] and sorted(targets) == [f"{n}:4318" for n in receivers]
+    assert clickhouse["ports"] == ["8123:8123"]
+    # the profile's Prometheus and Grafana: files `make dashboards` writes, data sources on the services' ports
+    built = {f"./dashboards/{relative}" for relative in dashboard.files()} | {"./collector/scale.yaml"}
+    for service in scale:
+        for entry in services[service].get("configs", []):
+            path = configs[entry["source"]]["file"]
+            assert path in built and (ROOT / path).exists(), path
+    sources = yaml.safe_load((ROOT / "dashboards/grafana/provisioning/datasources/scale.yaml").read_text())
+    by_type = {s["type"]: s for s in sources["datasources"]}
+    assert by_type["prometheus"]["url"] == "http://prometheus-scale:9090"
+    ch = by_type["grafana-clickhouse-datasource"]
+    assert (ch["jsonData"]["host"], ch["jsonData"]["port"], ch["jsonData"]["username"]) == ("clickhouse", 8123, user)
+    assert ch["jsonData"]["defaultDatabase"] == database and ch["secureJsonData"]["password"] == "$CLICKHOUSE_PASSWORD"
+    grafana = services["grafana-scale"]
+    assert grafana["environment"]["GF_INSTALL_PLUGINS"] == "grafana-clickhouse-datasource"
+    assert grafana["environment"]["CLICKHOUSE_PASSWORD"] == password
+    board = json.loads((ROOT / "dashboards/grafana/dashboards/clickhouse.json").read_text())
+    assert {p["datasource"]["uid"] for p in board["panels"]} == {CLICKHOUSE_UID} == {ch["uid"]}
+    mounted = {e["target"] for e in grafana["configs"]}
+    assert grafana["environment"]["GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH"] in mounted

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from coordbench.cli.serve import EvaluateOption, PeerOption, StoreOption, serve
+from coordbench.cli.serve import EvaluateOption, EvaluationsStoreOption, PeerOption, StoreOption, serve
 from coordbench.errors import ConfigurationError
 
 __all__ = ["green"]
@@ -45,6 +45,7 @@ def green(
     evaluate: EvaluateOption = None,
     store: StoreOption = None,
     peer: PeerOption = None,
+    evaluations_store: EvaluationsStoreOption = None,
 ) -> None:
     """Serve the green assessor: send it {"participants": {role: url}, "config": {...}} over A2A."""
     from coordbench.backend import tune_gc_for_ingest
@@ -66,6 +67,7 @@ def green(
             evaluate=evaluate,
             store=store,
             peers=peer or None,
+            evaluations_store=evaluations_store,
         )
     except ConfigurationError as exc:
         console.print(f"[red]error:[/red] {exc.message}")

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from coordbench.cli.serve import EvaluateOption, PeerOption, StoreOption, serve
+from coordbench.cli.serve import EvaluateOption, EvaluationsStoreOption, PeerOption, StoreOption, serve
 from coordbench.errors import ConfigurationError
 
 __all__ = ["receiver"]
@@ -43,6 +43,7 @@ def receiver(
     evaluate: EvaluateOption = None,
     store: StoreOption = None,
     peer: PeerOption = None,
+    evaluations_store: EvaluationsStoreOption = None,
 ) -> None:
     """Serve the trace backend: POST /v1/traces (OTLP/HTTP), OTLP/gRPC, GET /v1/traces[/{id}], GET /v1/stats, /metrics.
 
@@ -63,6 +64,7 @@ def receiver(
             evaluate=evaluate,
             store=store,
             peers=peer or None,
+            evaluations_store=evaluations_store,
         )
         if no_grpc:
             settings = settings.model_copy(update={"grpc_port": None})

@@ -15,6 +15,7 @@ from coordbench.errors import CoordbenchError
 __all__ = [
     "SHUTDOWN_GRACE",
     "EvaluateOption",
+    "EvaluationsStoreOption",
     "PeerOption",
     "ReceiverOption",
     "StoreOption",
@@ -38,6 +39,7 @@ StoreOption = Annotated[
     str | None,
     typer.Option(
         "--store",
+        metavar="URL",
         help="Keep spans in ClickHouse, in the Collector exporter's tables: clickhouse://HOST:8123/otel (password "
         "in CLICKHOUSE_PASSWORD) or chdb:///DIR (embedded); ?create=true makes the tables, ?shard=I/N splits "
         "online evaluation among receivers [env COORDBENCH_STORE; default: memory].",
@@ -46,10 +48,24 @@ StoreOption = Annotated[
 ]
 """The ``--store`` option of the server commands that hold a trace backend (receiver, green)."""
 
+EvaluationsStoreOption = Annotated[
+    str | None,
+    typer.Option(
+        "--evaluations-store",
+        metavar="URL",
+        help="With --evaluate: also write each evaluation to this ClickHouse's coordbench_evaluations table "
+        "(clickhouse://HOST:8123/otel), beside the spans the Collector's exporter writes there "
+        "[env COORDBENCH_EVALUATIONS_STORE].",
+        show_default=False,
+    ),
+]
+"""The ``--evaluations-store`` option of the server commands that evaluate online (receiver, green)."""
+
 PeerOption = Annotated[
     list[str] | None,
     typer.Option(
         "--peer",
+        metavar="URL",
         help="Another receiver behind the same load balancer (repeat): a trace or evaluation this one does not "
         "hold is asked of them [env COORDBENCH_PEERS, a JSON list].",
         show_default=False,
@@ -61,6 +77,7 @@ ReceiverOption = Annotated[
     list[str] | None,
     typer.Option(
         "--receiver",
+        metavar="URL",
         help="A receiver (or green) holding the traces; repeat it for receivers behind a load balancer: each trace "
         "is taken from the one that holds it [default: http://127.0.0.1:4318].",
         show_default=False,
@@ -72,6 +89,7 @@ TraceStoreOption = Annotated[
     str | None,
     typer.Option(
         "--store",
+        metavar="URL",
         help="Read the traces from ClickHouse instead of receivers: clickhouse://HOST:8123/otel (password in "
         "CLICKHOUSE_PASSWORD) or chdb:///DIR.",
         show_default=False,

@@ -6,12 +6,13 @@ for the row mapping and :mod:`coordbench.clickhouse.schema` for the tables.
 
 from coordbench.clickhouse.connection import ClickHouseError, StoreUrl, connect, is_store_url, parse_store_url
 from coordbench.clickhouse.store import ClickHouseStore
-from coordbench.clickhouse.traces import ClickHouseTraces, Shard
+from coordbench.clickhouse.traces import ClickHouseTraces, EvaluationsSink, Shard
 
 __all__ = [
     "ClickHouseError",
     "ClickHouseStore",
     "ClickHouseTraces",
+    "EvaluationsSink",
     "Shard",
     "StoreUrl",
     "connect",

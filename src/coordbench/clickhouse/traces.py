@@ -9,16 +9,17 @@ exporter's own readers (Grafana's ClickHouse data source, Jaeger's ClickHouse st
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from coordbench.clickhouse.connection import ClickHouse, check_shard, columns
+from coordbench.clickhouse.connection import ClickHouse, ClickHouseError, check_shard, columns, connect
 from coordbench.clickhouse.rows import READ_COLUMNS, span_of_row, span_row
 from coordbench.clickhouse.schema import EVALUATIONS_TABLE, evaluations_ddl, exporter_ddl, quoted
 from coordbench.spans import SpanData
 
-__all__ = ["Activity", "ClickHouseTraces", "Shard"]
+__all__ = ["Activity", "ClickHouseTraces", "EvaluationsSink", "Shard"]
 
 logger = logging.getLogger(__name__)
 
@@ -242,3 +243,61 @@ class ClickHouseTraces:
             {"trace": key},
         )
         return [dict(zip(names, row, strict=True)) for row in rows]
+
+
+class EvaluationsSink:
+    """Online evaluations written to a ClickHouse's ``coordbench_evaluations``, from a receiver holding spans itself.
+
+    Receivers behind the load balancer keep their traces in memory and evaluate them there; this
+    puts each evaluation beside the spans the Collector's exporter wrote, for SQL and Grafana.
+    It connects on first use and again after a failure (each failure is the caller's to count).
+
+    Args:
+        url: The ClickHouse store URL.
+        evaluator: Written in the ``Evaluator`` column (which receiver evaluated).
+    """
+
+    def __init__(self, url: str, evaluator: str) -> None:
+        """Remember where to write; nothing is connected yet."""
+        self.url = url
+        self.evaluator = evaluator
+        self._traces: ClickHouseTraces | None = None
+        self._lock = threading.Lock()
+
+    def check(self) -> None:
+        """Connect and make the evaluations table now, so a server that cannot write them says so at start.
+
+        Raises:
+            ClickHouseError: If ClickHouse cannot be reached or refuses the table.
+        """
+        with self._lock:
+            self._connected()
+
+    def _connected(self) -> ClickHouseTraces:
+        if self._traces is None:
+            traces = ClickHouseTraces(connect(self.url))
+            try:
+                traces.ensure_schema()
+            except ClickHouseError:
+                traces.connection.close()
+                raise
+            self._traces = traces
+        return self._traces
+
+    def __call__(self, head: dict[str, Any], line: str) -> None:
+        """Write one evaluation (blocking)."""
+        with self._lock:
+            traces = self._connected()
+            try:
+                traces.write_evaluation(head, line, self.evaluator)
+            except ClickHouseError:
+                traces.connection.close()
+                self._traces = None
+                raise
+
+    def close(self) -> None:
+        """Disconnect."""
+        with self._lock:
+            if self._traces is not None:
+                self._traces.connection.close()
+                self._traces = None
