@@ -8,7 +8,7 @@ import platform
 import time
 from pathlib import Path
 
-from benchmarks import demo, evaluation, ingest, instrumentation_overhead, online, pipeline, read_api
+from benchmarks import clickhouse, demo, evaluation, ingest, instrumentation_overhead, online, pipeline, read_api
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 
@@ -73,6 +73,7 @@ def main() -> None:
         ("evaluation", evaluation),
         ("evaluator pipeline", pipeline),
         ("online evaluation", online),
+        ("ClickHouse store", clickhouse),
         ("demo", demo),
     ):
         print(f"running {name} ...", flush=True)

@@ -68,7 +68,9 @@ def build_store(settings: Settings) -> SpanStore:
     if settings.store is not None:
         from coordbench.clickhouse import ClickHouseStore
 
-        store = ClickHouseStore(settings.store, evaluator_name=evaluator_name(settings))
+        # the index table is watched over long enough for a trace to settle (then it is evaluated as it is)
+        window = max(60.0, 2 * (settings.evaluate_settle + settings.evaluate_quiet))
+        store = ClickHouseStore(settings.store, window=window, evaluator_name=evaluator_name(settings))
         store.check()  # a ClickHouse that cannot be used stops the server before it serves, saying why
         return store
     persistence = (

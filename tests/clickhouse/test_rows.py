@@ -224,3 +224,38 @@ def test_a_hand_written_row_that_is_no_span_is_left_out(
     )
     assert [s.span_id for s in traces.trace(TRACE)] == [SPAN.span_id]
     assert "is not a span" in caplog.text
+
+
+def test_the_shipped_evaluations_ddl_runs(tmp_path: Path) -> None:
+    """``dashboards/clickhouse/coordbench_evaluations.sql``, for SQL users, makes the table online evaluation writes."""
+    text = (Path(__file__).parents[2] / "dashboards" / "clickhouse" / "coordbench_evaluations.sql").read_text()
+    connection = connect(f"chdb://{tmp_path / 'ch'}")
+    try:
+        for statement in (s.strip() for s in text.split(";")):
+            body = "\n".join(line for line in statement.splitlines() if not line.startswith("--")).strip()
+            if body:
+                connection.command(body)
+        ClickHouseTraces(connection).write_evaluation(
+            {
+                "trace_id": TRACE,
+                "team": "travel",
+                "evaluated_unix_nano": T0,
+                "span_count": 9,
+                "complete": True,
+                "revision": 1,
+                "late_spans": 0,
+                "judge": False,
+                "scenarios": [
+                    {"scenario": "s1", "score": 0.5, "passed": False, "answer_quality": None,
+                     "coordination_quality": 0.75, "fired": ["serial"]},
+                ],
+            },
+            "{}",
+            "receiver-1:4318",
+        )  # fmt: skip
+        assert connection.rows(
+            "SELECT TraceId, Scenario, Score, AnswerQuality, CoordinationQuality, Fired, Evaluator "
+            "FROM otel.coordbench_evaluations"
+        ) == [[TRACE, "s1", 0.5, None, 0.75, ["serial"], "receiver-1:4318"]]
+    finally:
+        connection.close()
