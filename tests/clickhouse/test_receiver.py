@@ -66,6 +66,16 @@ def test_receiver_on_clickhouse_stores_reads_and_evaluates_from_the_exporters_ta
             k: (len(spans), "scenario s1") for k, spans in traces.items()
         }
 
+        # bad input gets its status, an unknown trace 404
+        for path, status, says in (
+            (f"/v1/traces/{'z' * 32}", 400, "trace id must be 32 hex digits"),
+            (f"/v1/traces/{trace_id(99)}", 404, f"trace {trace_id(99)} not found"),
+            ("/v1/traces?cursor=12.nothex", 400, "bad cursor"),
+            ("/v1/traces?cursor=" + "9" * 20 + "." + trace_id(1), 400, "bad cursor"),
+        ):
+            answer = httpx.get(f"{receiver.url}{path}", timeout=30)
+            assert (answer.status_code, says in answer.json()["detail"]) == (status, True), (path, answer.text)
+
         # complete traces are evaluated once quiet; the crashed team's once it has settled, incomplete
         records = {key: evaluation(receiver.url, key) for key in traces}
         for key, spans in traces.items():
@@ -129,6 +139,17 @@ def test_receiver_on_clickhouse_stores_reads_and_evaluates_from_the_exporters_ta
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == evaluation_line(trace_id(2), traces[trace_id(2)], None) + "\n"
+
+    # and coordbench report draws it from the store
+    page = tmp_path / "report.html"
+    done = subprocess.run(
+        [*COMMAND, "report", "--store", store, "--trace-id", trace_id(1), "--output", str(page)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    assert trace_id(1) in page.read_text()
 
     # restarted on the same store: what was evaluated is not evaluated again
     with ServerProcess("receiver", "--evaluate", "--no-grpc", "--store", store, env=env) as receiver:
