@@ -164,7 +164,7 @@ def report(o: Outcome) -> str:
         f"| one look, {TRACES + WATCHED:,} traces in the window | {o.watch_large_s * 1e3:.1f} ms |",
         "",
         "Cores a load needs (20-agent traces of about 200 spans, read from ClickHouse and evaluated; the "
-        "receivers' OTLP ingest beside it is ~1 core per 700k spans/s, see receiver ingest):",
+        "receivers' OTLP ingest beside it: see receiver ingest):",
         "",
         "| traces/s | spans/s | evaluation cores |",
         "|---:|---:|---:|",

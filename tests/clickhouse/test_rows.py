@@ -259,3 +259,15 @@ def test_the_shipped_evaluations_ddl_runs(tmp_path: Path) -> None:
         ) == [[TRACE, "s1", 0.5, None, 0.75, ["serial"], "receiver-1:4318"]]
     finally:
         connection.close()
+
+
+@pytest.mark.parametrize("start", [0, 1, 999_999_999, T0, 2**63 - 1])
+def test_times_from_the_epoch_to_2262_read_back_exactly(clickhouse: ClickHouse, start: int) -> None:
+    span = SPAN._replace(
+        start_time_unix_nano=start,
+        end_time_unix_nano=start + 7,
+        events=(SpanEvent("e", start, {}),),
+    )
+    clickhouse.insert("otel_traces", [span_row(span)])
+    (row,) = clickhouse.rows("SELECT toUnixTimestamp64Nano(Timestamp), Duration FROM otel.otel_traces")
+    assert row == [start, 7]

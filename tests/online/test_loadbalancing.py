@@ -51,10 +51,22 @@ def _load() -> list[SpanData]:
     return spans
 
 
-def _batches(spans: list[SpanData], size: int = 37) -> list[list[SpanData]]:
-    """The load as a collector receives it: batches that mix traces."""
-    ordered = sorted(spans, key=lambda s: (s.span_id, s.trace_id))
-    return [ordered[i : i + size] for i in range(0, len(ordered), size)]
+def _batches(spans: list[SpanData], traces_per_batch: int = 5) -> list[list[SpanData]]:
+    """The load as a collector receives it: batches that mix traces, their spans shuffled among each other.
+
+    Each trace's spans travel in one batch, so each receiver gets them in one request, as the single
+    receiver does: a trace split over requests further apart than the quiet period could be evaluated
+    before its last spans on one side and not the other (a second revision), which is timing, not routing.
+    """
+    by_trace: dict[str, list[SpanData]] = defaultdict(list)
+    for span in spans:
+        by_trace[span.trace_id].append(span)
+    ids = sorted(by_trace)
+    batches: list[list[SpanData]] = []
+    for i in range(0, len(ids), traces_per_batch):
+        batch = [s for t in ids[i : i + traces_per_batch] for s in by_trace[t]]
+        batches.append(sorted(batch, key=lambda s: (s.span_id, s.trace_id)))
+    return batches
 
 
 def _evaluation_samples(url: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:

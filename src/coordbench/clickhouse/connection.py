@@ -32,7 +32,7 @@ from coordbench.errors import CoordbenchError
 from coordbench.redaction import register_secret
 from coordbench.urls import redact_url
 
-__all__ = ["ClickHouse", "ClickHouseError", "StoreUrl", "connect", "is_store_url", "parse_store_url"]
+__all__ = ["ClickHouse", "ClickHouseError", "JsonNumber", "StoreUrl", "connect", "is_store_url", "parse_store_url"]
 
 SCHEMES = ("clickhouse", "chdb")
 
@@ -191,9 +191,30 @@ def _parse(body: bytes) -> list[list[Any]]:
     return cast("list[list[Any]]", json.loads(b"[" + b",".join(lines) + b"]")) if lines else []
 
 
+class JsonNumber(str):
+    """A number written into JSONEachRow as its exact digits (``1795000000.123456789``), not as a string.
+
+    A ``DateTime64(9)`` reads an unquoted ``seconds.nanoseconds`` exactly; quoted, ClickHouse
+    takes a short one (``"0.000000000"``) for a date and refuses it.
+    """
+
+    __slots__ = ()
+
+
+def _json(value: Any, dumps: Any) -> str:
+    if isinstance(value, JsonNumber):
+        return str(value)
+    if isinstance(value, list) and value and isinstance(value[0], JsonNumber):
+        return "[" + ",".join(str(v) for v in cast("list[str]", value)) + "]"
+    return str(dumps(value))
+
+
 def _lines(rows: Iterable[Mapping[str, Any]]) -> bytes:
     dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-    return "".join(dumps(dict(row)) + "\n" for row in rows).encode()
+    out: list[str] = []
+    for row in rows:
+        out.append("{" + ",".join(f"{dumps(k)}:{_json(v, dumps)}" for k, v in row.items()) + "}\n")
+    return "".join(out).encode()
 
 
 _SETTINGS = {"output_format_json_validate_utf8": 1, "output_format_json_quote_64bit_integers": 0}

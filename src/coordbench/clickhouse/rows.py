@@ -31,15 +31,19 @@ from decimal import Decimal
 from typing import Any, cast
 
 from coordbench import semconv
+from coordbench.clickhouse.connection import JsonNumber
 from coordbench.spans import AttributeValue, SpanData, SpanEvent, SpanKind, SpanLink, StatusCode
 
 __all__ = [
+    "MAX_TIME_UNIX_NANO",
     "READ_COLUMNS",
     "WRITE_COLUMNS",
     "go_float",
     "go_json",
+    "out_of_range",
     "span_of_row",
     "span_row",
+    "time_number",
     "value_string",
 ]
 
@@ -198,16 +202,27 @@ def _strings(attributes: Mapping[str, AttributeValue]) -> dict[str, str]:
     return {key: value_string(value) for key, value in attributes.items()}
 
 
-def _time(unix_nano: int) -> str:
-    """A ``DateTime64(9)`` as seconds with nine decimals (what JSONEachRow reads exactly)."""
-    return f"{unix_nano // 1_000_000_000}.{unix_nano % 1_000_000_000:09d}"
+MAX_TIME_UNIX_NANO = 2**63 - 1
+"""The latest time a ``DateTime64(9)`` holds (2262-04-11): a span starting later cannot be stored."""
+
+
+def time_number(unix_nano: int) -> JsonNumber:
+    """A ``DateTime64(9)`` as seconds with nine decimals, unquoted (what JSONEachRow reads exactly)."""
+    return JsonNumber(f"{unix_nano // 1_000_000_000}.{unix_nano % 1_000_000_000:09d}")
+
+
+def out_of_range(span: SpanData) -> bool:
+    """Whether a time of ``span`` (its start, an event's) is past what ``DateTime64(9)`` holds."""
+    return span.start_time_unix_nano > MAX_TIME_UNIX_NANO or any(
+        e.time_unix_nano > MAX_TIME_UNIX_NANO for e in span.events
+    )
 
 
 def span_row(span: SpanData, scope_version: str = "") -> dict[str, Any]:
     """The exporter's row for ``span`` (keys: :data:`WRITE_COLUMNS`), ready for JSONEachRow."""
     service = span.resource.get(semconv.SERVICE_NAME)
     return {
-        "Timestamp": _time(span.start_time_unix_nano),
+        "Timestamp": time_number(span.start_time_unix_nano),
         "TraceId": span.trace_id,
         "SpanId": span.span_id,
         "ParentSpanId": span.parent_span_id or "",
@@ -222,7 +237,7 @@ def span_row(span: SpanData, scope_version: str = "") -> dict[str, Any]:
         "Duration": (span.end_time_unix_nano - span.start_time_unix_nano) % _UINT64,
         "StatusCode": _STATUS_NAMES[span.status_code],
         "StatusMessage": span.status_message,
-        "Events.Timestamp": [_time(e.time_unix_nano) for e in span.events],
+        "Events.Timestamp": [time_number(e.time_unix_nano) for e in span.events],
         "Events.Name": [e.name for e in span.events],
         "Events.Attributes": [_strings(e.attributes) for e in span.events],
         "Links.TraceId": [link.trace_id for link in span.links],

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from coordbench.clickhouse.connection import ClickHouse, ClickHouseError, check_shard, columns, connect
-from coordbench.clickhouse.rows import READ_COLUMNS, span_of_row, span_row
+from coordbench.clickhouse.rows import READ_COLUMNS, span_of_row, span_row, time_number
 from coordbench.clickhouse.schema import EVALUATIONS_TABLE, evaluations_ddl, exporter_ddl, quoted
 from coordbench.spans import SpanData
 
@@ -205,7 +205,7 @@ class ClickHouseTraces:
                 "TraceId": head["trace_id"],
                 "Scenario": s["scenario"],
                 "Revision": head["revision"],
-                "EvaluatedAt": f"{nanos // 1_000_000_000}.{nanos % 1_000_000_000:09d}",
+                "EvaluatedAt": time_number(nanos),
                 "Team": head["team"],
                 "Complete": head["complete"],
                 "SpanCount": head["span_count"],
