@@ -47,3 +47,22 @@ def test_a_span_past_2262_is_refused_and_counted_the_rest_stored(start_backend: 
     assert counters["rejected_reasons"] == {"time_out_of_range": 1}
     document = httpx.get(f"{backend.url}/v1/traces/{trace_id(1)}", timeout=30).json()
     assert len(document["spans"]) == len(spans)
+
+
+def test_strange_text_reaches_clickhouse_and_back(start_backend: StartBackend, tmp_path: Path) -> None:
+    """A lone surrogate escaped in OTLP/JSON, NUL, a 100 kB value and a key of every script: stored, read back."""
+    backend = start_backend(store=f"chdb://{tmp_path / 'ch'}?create=true")
+    body = (
+        '{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"svc"}}]},'
+        '"scopeSpans":[{"spans":[{"traceId":"' + "ab" * 16 + '","spanId":"' + "cd" * 8 + '","name":"n\\u0000\\ud800",'
+        '"kind":1,"startTimeUnixNano":"1795000000000000000","endTimeUnixNano":"1795000000000000100",'
+        '"attributes":[{"key":"k\\ud800\\u2028λ漢","value":{"stringValue":"' + "v" * 100_000 + '\\udfff"}}]}]}]}]}'
+    )
+    answer = httpx.post(
+        f"{backend.url}/v1/traces", content=body.encode(), headers={"Content-Type": "application/json"}, timeout=30
+    )
+    assert answer.status_code == 200, answer.text  # the JSON decoder mends a lone surrogate to U+FFFD
+    document = httpx.get(f"{backend.url}/v1/traces/{'ab' * 16}", timeout=30).json()
+    (span,) = document["spans"]
+    assert span["name"] == "n\u0000\ufffd"
+    assert span["attributes"] == {"k\ufffd\u2028λ漢": "v" * 100_000 + "\ufffd"}
