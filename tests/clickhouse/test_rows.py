@@ -7,19 +7,21 @@ The expected values are worked out by hand from the exporter's code (``exporter_
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from coordbench import semconv
-from coordbench.clickhouse import ClickHouseTraces, connect
+from coordbench.clickhouse import ClickHouseStore, ClickHouseTraces, connect
 from coordbench.clickhouse.connection import ClickHouse
-from coordbench.clickhouse.rows import go_float, span_of_row, span_row, value_string
+from coordbench.clickhouse.rows import go_float, span_of_row, span_row, time_number, value_string
 from coordbench.spans import SpanData, SpanEvent, SpanKind, SpanLink, StatusCode
 
 T0 = 1_795_000_000_123_456_789  # 2026-11-18, nanoseconds
@@ -271,3 +273,30 @@ def test_times_from_the_epoch_to_2262_read_back_exactly(clickhouse: ClickHouse, 
     clickhouse.insert("otel_traces", [span_row(span)])
     (row,) = clickhouse.rows("SELECT toUnixTimestamp64Nano(Timestamp), Duration FROM otel.otel_traces")
     assert row == [start, 7]
+
+
+async def test_the_watch_follows_only_trace_ids_an_otlp_span_can_have(tmp_path: Path) -> None:
+    """A row written by hand with a TraceId no OTLP span has is not followed, and the watch goes on."""
+    store = ClickHouseStore(f"chdb://{tmp_path / 'ch'}?create=true", poll=0.05)
+    await store.open()
+    seen: list[str] = []
+    told = asyncio.Event()
+
+    class Watcher:
+        def grown(self, trace_id: bytes, new_spans: int, now: float) -> None:
+            seen.append(trace_id.hex())
+            told.set()
+
+        def dropped(self, trace_id: bytes, *, evicted: bool) -> None:
+            pass
+
+    try:
+        now = time.time_ns()
+        store.traces.insert([SPAN._replace(start_time_unix_nano=now, end_time_unix_nano=now + 5)])
+        odd = {"Timestamp": time_number(now), "TraceId": "z" * 32, "SpanId": "1" * 16, "SpanKind": "Internal"}
+        store.traces.connection.insert("otel_traces", [odd])
+        store.watch(Watcher())
+        await asyncio.wait_for(told.wait(), timeout=120)  # the look that saw both rows told of one trace
+        assert seen == [TRACE] and store.polls >= 1 and store.poll_failures == 0
+    finally:
+        await store.close()

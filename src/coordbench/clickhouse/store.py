@@ -224,7 +224,10 @@ class ClickHouseStore:
                 logger.warning("cannot read the trace-id index table: %s", exc)
             else:
                 self.polls += 1
-                self._saw(found, done)
+                try:
+                    self._saw(found, done)
+                except Exception:  # never let one odd look stop the watch
+                    logger.exception("online evaluation could not follow the index table's look")
                 first = False
             await asyncio.sleep(self.poll)
 

@@ -157,7 +157,8 @@ class ClickHouseTraces:
             f"WHERE {' AND '.join(where)} GROUP BY TraceId ORDER BY TraceId LIMIT {{limit:UInt32}}",
             parameters,
         )
-        return [Activity(str(t), int(n), int(end)) for t, n, end in rows if len(str(t)) == 32]
+        # a TraceId no OTLP span has (written by hand, say) is not followed
+        return [Activity(str(t), int(n), int(end)) for t, n, end in rows if len(str(t)) == 32 and set(str(t)) <= _HEX]
 
     def recent(self, limit: int, before: tuple[int, str] | None = None) -> list[tuple[str, int, int]]:
         """Traces by latest span start, newest first: ``(trace_id, first_start, last_start)`` (Unix seconds).
