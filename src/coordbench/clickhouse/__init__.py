@@ -4,9 +4,9 @@ See :mod:`coordbench.clickhouse.store` for how a receiver uses it, :mod:`coordbe
 for the row mapping and :mod:`coordbench.clickhouse.schema` for the tables.
 """
 
-from coordbench.clickhouse.connection import ClickHouseError, StoreUrl, connect, is_store_url, parse_store_url
+from coordbench.clickhouse.connection import ClickHouseError, Shard, StoreUrl, connect, parse_store_url
 from coordbench.clickhouse.store import ClickHouseStore
-from coordbench.clickhouse.traces import ClickHouseTraces, EvaluationsSink, Shard
+from coordbench.clickhouse.traces import ClickHouseTraces, EvaluationsSink
 
 __all__ = [
     "ClickHouseError",
@@ -16,6 +16,5 @@ __all__ = [
     "Shard",
     "StoreUrl",
     "connect",
-    "is_store_url",
     "parse_store_url",
 ]

@@ -6,15 +6,16 @@ inserts send ``JSONEachRow``.
 
 Store URLs:
 
-- ``clickhouse://[user@]host[:port][/database][?secure=true&table=otel_traces&create=true]``: a
+- ``clickhouse://[user@]host[:port][/database][?secure=true&table=otel_traces&create=true&shard=I/N]``: a
   server's HTTP interface (port 8123, 8443 with ``secure``). The password comes from
   ``CLICKHOUSE_PASSWORD``, or the URL (which is then redacted wherever it is shown).
-- ``chdb:///path/to/dir[?database=otel&table=otel_traces&create=true]``: the ClickHouse engine
+- ``chdb:///path/to/dir[?database=otel&table=otel_traces&create=true&shard=I/N]``: the ClickHouse engine
   inside this process, its data in that directory. One process at a time may open a directory.
 
 ``table`` names the exporter's spans table (default ``otel_traces``, so the index table is
 ``otel_traces_trace_id_ts``); ``create`` makes the exporter's tables if missing (the exporter
-makes them itself in production); coordbench's evaluations table is always made if missing.
+makes them itself in production); coordbench's evaluations table is always made if missing;
+``shard`` gives this process its part of the traces to evaluate online (:class:`Shard`).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from coordbench.errors import CoordbenchError
 from coordbench.redaction import register_secret
 from coordbench.urls import redact_url
 
-__all__ = ["ClickHouse", "ClickHouseError", "JsonNumber", "StoreUrl", "connect", "is_store_url", "parse_store_url"]
+__all__ = ["ClickHouse", "ClickHouseError", "JsonNumber", "Shard", "StoreUrl", "connect", "parse_store_url"]
 
 SCHEMES = ("clickhouse", "chdb")
 
@@ -41,6 +42,30 @@ class ClickHouseError(CoordbenchError):
     """ClickHouse cannot be reached, or refused a statement."""
 
     default_message = "ClickHouse failed"
+
+
+@dataclass(frozen=True)
+class Shard:
+    """The part of the traces one of several evaluators takes: ``cityHash64(TraceId) % count == index``."""
+
+    index: int = 0
+    count: int = 1
+
+    @classmethod
+    def parse(cls, text: str) -> Shard:
+        """``"2/3"`` → the third of three shards.
+
+        Raises:
+            ValueError: If it is not ``I/N`` with ``0 <= I < N <= 1024``.
+        """
+        index, slash, count = text.partition("/")
+        if not slash or not index.isdigit() or not count.isdigit() or not 0 <= int(index) < int(count) <= 1024:
+            raise ValueError(f"shard is I/N with 0 <= I < N <= 1024 (shard=2/3: the third of three), got {text[:40]!r}")
+        return cls(int(index), int(count))
+
+    def __str__(self) -> str:
+        """``I/N``."""
+        return f"{self.index}/{self.count}"
 
 
 @dataclass(frozen=True)
@@ -59,7 +84,7 @@ class StoreUrl:
         path: The embedded engine's directory (``chdb``).
         create: Create the exporter's tables when missing.
         shown: The URL with any password redacted, for messages and logs.
-        shard: ``I/N``: the part of the traces this process evaluates online (``cityHash64(TraceId) % N == I``).
+        shard: The part of the traces this process evaluates online.
     """
 
     scheme: str
@@ -73,12 +98,7 @@ class StoreUrl:
     path: str
     create: bool
     shown: str
-    shard: str = "0/1"
-
-
-def is_store_url(value: str) -> bool:
-    """Whether ``value`` names a ClickHouse store (``clickhouse://`` or ``chdb://``)."""
-    return value.split("://", 1)[0].lower() in SCHEMES and "://" in value
+    shard: Shard = Shard()
 
 
 def _shown(url: str, password: str | None) -> str:
@@ -97,17 +117,6 @@ def _flag(value: str, name: str) -> bool:
     raise ValueError(f"{name} must be true or false, got {value!r}")
 
 
-def check_shard(text: str) -> None:
-    """Refuse a shard that is not ``I/N`` with ``0 <= I < N <= 1024``.
-
-    Raises:
-        ValueError: With what is wrong.
-    """
-    index, slash, count = text.partition("/")
-    if not slash or not index.isdigit() or not count.isdigit() or not 0 <= int(index) < int(count) <= 1024:
-        raise ValueError(f"shard is I/N with 0 <= I < N <= 1024 (shard=2/3: the third of three), got {text[:40]!r}")
-
-
 def parse_store_url(url: str) -> StoreUrl:
     """Read a store URL.
 
@@ -124,8 +133,7 @@ def parse_store_url(url: str) -> StoreUrl:
     unknown = sorted(set(options) - {"secure", "table", "create", "database", "shard"})
     if unknown:
         raise ValueError(f"unknown store URL option {unknown[0]!r} (known: create, database, secure, shard, table)")
-    shard = options.get("shard", "0/1")
-    check_shard(shard)
+    shard = Shard.parse(options.get("shard", "0/1"))
     table = identifier(options.get("table", "otel_traces"), "table")
     create = _flag(options.get("create", "false"), "create")
     shown = _shown(url, parts.password)
@@ -335,8 +343,3 @@ def connect(url: str | StoreUrl) -> ClickHouse:
     """
     parsed = parse_store_url(url) if isinstance(url, str) else url
     return _Embedded(parsed) if parsed.scheme == "chdb" else _Server(parsed)
-
-
-def columns(names: Sequence[str]) -> str:
-    """Column names quoted for a SELECT or INSERT list (nested ones hold a dot)."""
-    return ", ".join(f"`{name}`" for name in names)

@@ -24,9 +24,9 @@ import time
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
-from coordbench.clickhouse.connection import ClickHouse, ClickHouseError, StoreUrl, connect, parse_store_url
+from coordbench.clickhouse.connection import ClickHouseError, Shard, StoreUrl, connect, parse_store_url
 from coordbench.clickhouse.rows import out_of_range
-from coordbench.clickhouse.traces import Activity, ClickHouseTraces, Shard, check_trace_id
+from coordbench.clickhouse.traces import Activity, ClickHouseTraces, check_trace_id
 from coordbench.store.base import (
     AddResult,
     Completeness,
@@ -83,15 +83,18 @@ class ClickHouseStore:
         evaluator_name: str = "coordbench",
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        """Create the store; :meth:`open` connects."""
-        self.url = url
+        """Create the store; :meth:`check` or :meth:`open` connects.
+
+        Raises:
+            ValueError: If ``url`` is not a store URL.
+        """
+        self.url = url if isinstance(url, StoreUrl) else parse_store_url(url)
         self.poll = poll
         self.window = window
-        self.shard = shard or Shard.parse(url.shard if isinstance(url, StoreUrl) else parse_store_url(url).shard)
+        self.shard = shard or self.url.shard
         self.evaluator_name = evaluator_name
         self._clock = clock
         self._traces: ClickHouseTraces | None = None
-        self._connection: ClickHouse | None = None
         self._stats = StoreStats()
         self._watcher: TraceWatcher | None = None
         self._seen: dict[str, _Seen] = {}
@@ -114,39 +117,40 @@ class ClickHouseStore:
     # --- lifecycle -----------------------------------------------------------------------------
 
     def check(self) -> None:
-        """Connect once and make the tables, so a server that cannot start says why before it serves.
+        """Connect and make the evaluations table (and the exporter's, with ``create=true``) now.
+
+        A server calls this before it serves, so a ClickHouse it cannot use stops it with the
+        reason; :meth:`open` then keeps this connection.
 
         Raises:
             ClickHouseError: If ClickHouse cannot be reached or refuses the tables.
         """
+        if self._traces is not None:
+            return
         connection = connect(self.url)
+        traces = ClickHouseTraces(connection)
         try:
-            ClickHouseTraces(connection).ensure_schema()
-        finally:
+            traces.ensure_schema()
+        except ClickHouseError:
             connection.close()
+            raise
+        self._traces = traces
 
     async def open(self) -> None:
-        """Connect, and create the evaluations table (and the exporter's, with ``create=true``).
+        """Connect as :meth:`check` does, unless it already has.
 
         Raises:
             ClickHouseError: If ClickHouse cannot be reached or refuses the tables.
         """
-
-        def start() -> ClickHouseTraces:
-            self._connection = connect(self.url)
-            traces = ClickHouseTraces(self._connection)
-            traces.ensure_schema()
-            return traces
-
-        self._traces = await asyncio.to_thread(start)
-        logger.info("trace store: ClickHouse at %s", self._traces.connection.url.shown)
+        await asyncio.to_thread(self.check)
+        logger.info("trace store: ClickHouse at %s", self.url.shown)
 
     async def close(self) -> None:
         """Stop watching and disconnect."""
         self.watch(None)
-        if self._connection is not None:
-            connection, self._connection = self._connection, None
-            await asyncio.to_thread(connection.close)
+        if self._traces is not None:
+            traces, self._traces = self._traces, None
+            await asyncio.to_thread(traces.connection.close)
 
     # --- writing -------------------------------------------------------------------------------
 
@@ -264,10 +268,9 @@ class ClickHouseStore:
 
     def describe(self) -> dict[str, object]:
         """What ``GET /v1/stats`` shows under ``clickhouse``: the store, and the index table's watch."""
-        url = self.url if isinstance(self.url, StoreUrl) else parse_store_url(self.url)
         return {
-            "store": url.shown,
-            "shard": f"{self.shard.index}/{self.shard.count}",
+            "store": self.url.shown,
+            "shard": str(self.shard),
             "polls": self.polls,
             "poll_failures": self.poll_failures,
             "watched": len(self._seen),
@@ -355,19 +358,16 @@ class ClickHouseStore:
             now = self._clock()
             if bounds != last:
                 last, changed, pause = bounds, now, 0.1
-            if bounds is not None and now - changed >= quiet:
-                spans = await asyncio.to_thread(traces.trace, key)
-                subtree, report = scoped_completeness(key, spans, now - changed, open_spans, within)
-                if report.complete or now >= deadline:
-                    if not report.complete:
-                        report = dataclasses.replace(report, timed_out=True)
-                    return TraceSnapshot(key, subtree, report)
-            elif now >= deadline:
+            quiet_now = bounds is not None and now - changed >= quiet
+            if quiet_now or now >= deadline:
                 if bounds is None:
                     return TraceSnapshot(key, [], Completeness(trace_id=key, span_count=0, timed_out=True))
                 spans = await asyncio.to_thread(traces.trace, key)
                 subtree, report = scoped_completeness(key, spans, now - changed, open_spans, within)
-                return TraceSnapshot(key, subtree, dataclasses.replace(report, timed_out=True))
+                if quiet_now and report.complete:
+                    return TraceSnapshot(key, subtree, report)
+                if now >= deadline:
+                    return TraceSnapshot(key, subtree, dataclasses.replace(report, timed_out=True))
             wait = min(pause, max(0.0, deadline - now))
             if bounds is not None and now - changed < quiet:
                 wait = min(wait, quiet - (now - changed))

@@ -14,35 +14,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from coordbench.clickhouse.connection import ClickHouse, ClickHouseError, check_shard, columns, connect
+from coordbench.clickhouse.connection import ClickHouse, ClickHouseError, Shard, connect
 from coordbench.clickhouse.rows import READ_COLUMNS, span_of_row, span_row, time_number
 from coordbench.clickhouse.schema import EVALUATIONS_TABLE, evaluations_ddl, exporter_ddl, quoted
 from coordbench.spans import SpanData
 
-__all__ = ["Activity", "ClickHouseTraces", "EvaluationsSink", "Shard"]
+__all__ = ["Activity", "ClickHouseTraces", "EvaluationsSink"]
 
 logger = logging.getLogger(__name__)
 
 _HEX = frozenset("0123456789abcdef")
-
-
-@dataclass(frozen=True)
-class Shard:
-    """The part of the traces one of several evaluators takes: ``cityHash64(TraceId) % count == index``."""
-
-    index: int = 0
-    count: int = 1
-
-    @classmethod
-    def parse(cls, text: str) -> Shard:
-        """``"2/3"`` → the third of three shards.
-
-        Raises:
-            ValueError: If it is not ``I/N`` with ``0 <= I < N <= 1024``.
-        """
-        check_shard(text)
-        index, _, count = text.partition("/")
-        return cls(int(index), int(count))
 
 
 @dataclass(frozen=True)
@@ -145,8 +126,9 @@ class ClickHouseTraces:
         count, first, last = (int(v) for v in rows[0]) if rows else (0, 0, 0)
         return (count, first, last) if count else None
 
-    def activity(self, window: float, shard: Shard = Shard(), limit: int = 100_000) -> list[Activity]:
-        """Traces a span of which started in the last ``window`` seconds (by the index table alone)."""
+    def activity(self, window: float, shard: Shard | None = None, limit: int = 100_000) -> list[Activity]:
+        """Traces a span of which started in the last ``window`` seconds (by the index table alone), of ``shard``."""
+        shard = shard or Shard()
         where = ["End >= now() - toIntervalSecond({window:UInt32})"]
         parameters: dict[str, object] = {"window": max(1, round(window)), "limit": limit}
         if shard.count > 1:
@@ -233,17 +215,6 @@ class ClickHouseTraces:
             {"ids": list(trace_ids)},
         )
         return {str(row[0]) for row in rows}
-
-    def evaluation_rows(self, trace_id: str) -> list[dict[str, Any]]:
-        """The trace's rows in the evaluations table, newest revision only, by scenario."""
-        key = check_trace_id(trace_id)
-        names = ["TraceId", "Scenario", "Revision", "Team", "Complete", "Score", "Passed", "Evaluation"]
-        rows = self.connection.rows(
-            f"SELECT {columns(names)} FROM {self.evaluations_table} FINAL "
-            "WHERE TraceId = {trace:String} ORDER BY Scenario",
-            {"trace": key},
-        )
-        return [dict(zip(names, row, strict=True)) for row in rows]
 
 
 class EvaluationsSink:
