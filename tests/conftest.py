@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -26,6 +27,18 @@ pytest_plugins = ["pytester", "support.processes"]
 collect_ignore_glob = ["agents/v03_*.py", "agents/tau2_*.py", "plugins/*", "support/serve_llm.py"]
 
 StartAgent = Callable[..., str]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _collect_garbage_after_each_file() -> Iterator[None]:
+    """A full garbage collection after each test file, so a leak is reported in the file that made it.
+
+    A socket or file left open inside a reference cycle is only found, and its ResourceWarning
+    raised (an error here), when the cyclic collector next runs: otherwise in whichever test
+    happens to be running then, often in another file. Once per file costs little.
+    """
+    yield
+    gc.collect()
 
 
 @pytest.fixture
