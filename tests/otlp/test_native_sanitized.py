@@ -1,15 +1,17 @@
-"""The native scanner built with AddressSanitizer and UndefinedBehaviorSanitizer, then fuzzed.
+"""The native scanners built with AddressSanitizer and UndefinedBehaviorSanitizer, then fuzzed.
 
-``coordbench.otlp._scan`` reads untrusted network bytes in C, so an out-of-bounds read or an
-overflowing length computation would be a crash or a leak of memory, not a wrong answer a
-differential test notices. Here ``_scan.c`` is compiled again with ``-fsanitize=address,undefined``
+``coordbench.otlp._scan`` (and ``_jsonscan``, for OTLP/JSON) reads untrusted network bytes in C,
+so an out-of-bounds read or an overflowing length computation would be a crash or a leak of
+memory, not a wrong answer a differential test notices. Here ``_scan.c`` is compiled again with ``-fsanitize=address,undefined``
 and loaded in a child Python with the sanitizer runtime preloaded and ``PYTHONMALLOC=malloc``
 (so Python's own buffers get redzones too), and :mod:`support.fuzz_scan` runs mutated bodies
 through it against protobuf, each in a buffer of exactly its size. A deliberately broken
 extension, run the same way, shows that this setup does catch a read one byte past the end of a
 body handed over like that: without it a clean run would prove nothing.
 
-``make fuzz`` runs the same campaign longer (``FUZZ_COUNT`` bodies, ``FUZZ_SEED``).
+``_jsonscan.c`` is built and run the same way with :mod:`support.fuzz_json`, against the
+Python decoder. ``make fuzz`` runs both campaigns longer (``FUZZ_COUNT`` and ``FUZZ_JSON_COUNT``
+bodies, ``FUZZ_SEED``).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from pathlib import Path
 import pytest
 
 SOURCE = Path(__file__).resolve().parents[2] / "src" / "coordbench" / "otlp" / "_scan.c"
+JSON_SOURCE = SOURCE.with_name("_jsonscan.c")
 TESTS = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.slow
@@ -139,3 +142,15 @@ def test_fuzzed_bodies_under_the_sanitizers(sanitizer_env: dict[str, str], tmp_p
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["extension"] == str(target)  # the sanitized build ran, not the installed one
     assert min(report["counts"].values()) >= 100, report  # every outcome was exercised, accepted bodies included
+
+
+def test_fuzzed_json_bodies_under_the_sanitizers(sanitizer_env: dict[str, str], tmp_path: Path) -> None:
+    target = tmp_path / f"_jsonscan{sysconfig.get_config_var('EXT_SUFFIX')}"
+    _build(JSON_SOURCE, target)
+    seed, count = os.environ.get("FUZZ_SEED", "1"), os.environ.get("FUZZ_JSON_COUNT", "4000")
+    argv = ["-m", "support.fuzz_json", "--extension", str(target), "--seed", seed, "--count", count]
+    done = _run(sanitizer_env, *argv, timeout=120 + int(count) / 50)  # ~5 ms a body here: generous
+    assert done.returncode == 0, done.stderr[-4000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["extension"] == str(target)  # the sanitized build ran, not the installed one
+    assert min(report["counts"].values()) >= 50, report  # every outcome was exercised, taken bodies included

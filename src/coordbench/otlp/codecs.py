@@ -7,7 +7,7 @@ from types import MappingProxyType
 from typing import cast
 
 from coordbench.otlp.decode import OTLP_PROTOBUF
-from coordbench.otlp.jsondecode import OTLP_JSON
+from coordbench.otlp.jsondecode import OTLP_JSON, OTLP_JSON_TEXT
 from coordbench.otlp.model import INT64, MAX_VALUE_DEPTH, UINT64, id_problem
 from coordbench.spans import AttributeValue, SpanData
 from coordbench.store.encoded import EncodedSpan, Envelope, SpanCodec
@@ -75,5 +75,7 @@ def _unencodable_value(value: object, depth: int) -> str | None:
     return None
 
 
-CODECS: Mapping[str, SpanCodec] = MappingProxyType({codec.name: codec for codec in (OTLP_PROTOBUF, OTLP_JSON)})
+CODECS: Mapping[str, SpanCodec] = MappingProxyType(
+    {codec.name: codec for codec in (OTLP_PROTOBUF, OTLP_JSON, OTLP_JSON_TEXT)}
+)
 """The codecs by name, for a durable store reading back what it stored (:class:`coordbench.store.SqlitePersistence`)."""

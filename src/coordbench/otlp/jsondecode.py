@@ -3,8 +3,13 @@
 OTLP/JSON is not the protobuf JSON mapping: ids are hex, enums are integers, 64-bit integers
 may be strings, and unknown fields must be ignored, so it is walked directly rather than
 parsed with ``google.protobuf.json_format`` (which also runs at a fraction of the speed). Each
-span is validated as it is read (a malformed span is rejected, the rest of the request kept)
-and kept decoded.
+span is validated as it is read (a malformed span is rejected, the rest of the request kept).
+
+Where the native scanner is built (:func:`coordbench.otlp.native.scan_json`) it checks the
+body and its spans in C and keeps each span's JSON text (:data:`OTLP_JSON_TEXT`), decoded by
+this module's code when the span is read, as protobuf spans are; what it is not sure of goes
+through the walk here, which decides. Without it every span is walked here at ingest and kept
+decoded (:data:`OTLP_JSON`).
 """
 
 # pyright: reportUnknownVariableType=false, reportUnknownArgumentType=false, reportUnknownMemberType=false
@@ -20,6 +25,7 @@ from typing import Any, cast
 
 from coordbench import jsontext
 from coordbench.errors import CoordbenchError
+from coordbench.otlp import native
 from coordbench.otlp.decode import OTLP_PROTOBUF
 from coordbench.otlp.model import (
     INT32,
@@ -37,7 +43,7 @@ from coordbench.otlp.model import (
 from coordbench.spans import AttributeValue, SpanData, SpanEvent, SpanLink
 from coordbench.store.encoded import EncodedSpan, Envelope, SpanCodec
 
-__all__ = ["OTLP_JSON", "decode_json"]
+__all__ = ["OTLP_JSON", "OTLP_JSON_TEXT", "decode_json"]
 
 
 class _Bad(CoordbenchError, ValueError):
@@ -177,6 +183,10 @@ def _objects(value: Any, where: str) -> list[Mapping[str, Any]]:
 def decode_json(body: bytes) -> DecodeResult:
     """Decode an ``application/json`` (OTLP/JSON) export request.
 
+    With the native scanner (:func:`coordbench.otlp.native.scan_json`) each span it takes keeps
+    its JSON text, read by :data:`OTLP_JSON_TEXT` when someone reads the span; the spans it
+    marks, and bodies it leaves to Python, are decoded here, with the same result.
+
     Args:
         body: The (decompressed) request body.
 
@@ -186,6 +196,28 @@ def decode_json(body: bytes) -> DecodeResult:
     Raises:
         OtlpDecodeError: If the body is not JSON or not shaped like an export request.
     """
+    body = body if type(body) is bytes else bytes(body)  # the store keeps slices of it: immutable bytes
+    if native.JSON_AVAILABLE:
+        try:
+            scanned = native.scan_json(body, OTLP_JSON_TEXT, _envelope)
+        except OtlpDecodeError:
+            scanned = None  # a resource Python refuses: the whole body again, for the exact error
+        if scanned is not None:
+            spans, marked = scanned
+            result = DecodeResult(spans)
+            if marked:
+                result.spans = []
+                for span in spans:
+                    if span.trace_id:
+                        result.spans.append(span)
+                    else:  # marked (its ids are None): Python stores it or says why not
+                        _take(jsontext.loads(span.payload), span.envelope, result)
+            return result
+    return _decode_document(body)
+
+
+def _decode_document(body: bytes) -> DecodeResult:
+    """:func:`decode_json` in Python alone: the whole body parsed, then walked."""
     try:
         document = jsontext.loads(body)
     except (ValueError, UnicodeDecodeError) as exc:
@@ -204,19 +236,59 @@ def decode_json(body: bytes) -> DecodeResult:
             scope_name = cast("Mapping[str, Any]", scope).get("name") if isinstance(scope, Mapping) else ""
             envelope = Envelope(resource, scope_name if isinstance(scope_name, str) else "")
             for span in _objects(scope_spans.get("spans"), "spans"):
-                try:
-                    trace_id = _hex_id(span.get("traceId"), 16, "trace_id")
-                    span_id = _hex_id(span.get("spanId"), 8, "span_id")
-                    parent = _hex_id(span.get("parentSpanId"), 8, "parent_span_id", optional=True)
-                    problem = id_problem(trace_id, span_id, parent)  # all zero: the widths are checked above
-                    if problem is not None:
-                        raise _Bad(problem)
-                    data = _json_span_data(span, trace_id, span_id, parent, envelope)
-                except _Bad as exc:
-                    result.rejected[str(exc)] += 1
-                    continue
-                result.spans.append(EncodedSpan(trace_id, span_id, parent, OTLP_JSON, data, envelope))
+                _take(span, envelope, result)
     return result
+
+
+def _take(span: Mapping[str, Any], envelope: Envelope, result: DecodeResult) -> None:
+    """Validate one decoded span object: kept decoded in ``result.spans``, or counted as rejected."""
+    try:
+        trace_id = _hex_id(span.get("traceId"), 16, "trace_id")
+        span_id = _hex_id(span.get("spanId"), 8, "span_id")
+        parent = _hex_id(span.get("parentSpanId"), 8, "parent_span_id", optional=True)
+        problem = id_problem(trace_id, span_id, parent)  # all zero: the widths are checked above
+        if problem is not None:
+            raise _Bad(problem)
+        data = _json_span_data(span, trace_id, span_id, parent, envelope)
+    except _Bad as exc:
+        result.rejected[str(exc)] += 1
+        return
+    result.spans.append(EncodedSpan(trace_id, span_id, parent, OTLP_JSON, data, envelope))
+
+
+_ENVELOPES: dict[tuple[bytes | None, bytes | None], Envelope] = {}
+_ENVELOPE_BYTES = [0]
+_MAX_ENVELOPE_BYTES = 16 << 20
+
+
+def _envelope(resource: bytes | None, scope: bytes | None) -> Envelope:
+    """The envelope of a ``resource`` and ``scope`` object's JSON text, for the native scan.
+
+    As on the protobuf path, envelopes are kept across requests (a sender repeats the same few)
+    and shared by the spans of one scope; up to 16 MiB of their text, then the cache starts over.
+
+    Raises:
+        OtlpDecodeError: If the resource's attributes are malformed (the caller then decodes
+            the whole body in Python, which says where).
+    """
+    key = (resource, scope)
+    envelope = _ENVELOPES.get(key)
+    if envelope is None:
+        raw_resource: Any = jsontext.loads(resource) if resource is not None else {}
+        try:
+            attributes = _json_attributes(raw_resource.get("attributes"))
+        except _Bad as exc:
+            raise OtlpDecodeError(f"cannot decode ExportTraceServiceRequest (JSON): resource: {exc}") from exc
+        raw_scope: Any = jsontext.loads(scope) if scope is not None else {}
+        name = raw_scope.get("name")
+        envelope = Envelope(attributes, name if isinstance(name, str) else "")
+        size = len(resource or b"") + len(scope or b"")
+        if _ENVELOPE_BYTES[0] + size > _MAX_ENVELOPE_BYTES:
+            _ENVELOPES.clear()
+            _ENVELOPE_BYTES[0] = 0
+        _ENVELOPES[key] = envelope
+        _ENVELOPE_BYTES[0] += size
+    return envelope
 
 
 def _json_span_data(
@@ -303,4 +375,18 @@ def _json_dump(encoded: EncodedSpan) -> tuple[str, bytes]:
 
 
 OTLP_JSON = SpanCodec("otlp/json", _json_decoded, _json_dump)
-"""Spans received as OTLP/JSON or built in memory (reported Steps), kept decoded; stored as protobuf."""
+"""Spans received as OTLP/JSON and decoded at once, or built in memory (reported Steps); stored as protobuf."""
+
+
+def _text_decoded(encoded: EncodedSpan) -> SpanData:
+    span = jsontext.loads(encoded.payload)
+    return _json_span_data(span, encoded.trace_id, encoded.span_id, encoded.parent_span_id, encoded.envelope)
+
+
+def _text_dump(encoded: EncodedSpan) -> tuple[str, bytes]:
+    return OTLP_JSON_TEXT.name, encoded.payload
+
+
+OTLP_JSON_TEXT = SpanCodec("otlp/json-text", _text_decoded, _text_dump)
+"""Spans received as OTLP/JSON and taken by the native scanner: the payload is the span's JSON
+text as sent, decoded on read by the same code as :data:`OTLP_JSON` spans, and stored as it is."""

@@ -1,4 +1,4 @@
-"""The native fast path of OTLP/protobuf ingest (the optional C extension ``_scan``).
+"""The native fast paths of OTLP ingest (the optional C extensions ``_scan`` and ``_jsonscan``).
 
 The protobuf path parses a request with protobuf, then walks the parsed spans in Python for
 their ids and slices each span's bytes out of the body: in-process, about three times the
@@ -14,9 +14,18 @@ caller then takes the protobuf path, which parses the request or reports the exa
 the fast path accepts a subset of what protobuf accepts and yields the same spans; the tests
 check that on valid, mutated and truncated requests.
 
-The extension is compiled when the package is built (``hatch_build.py``); without a C
-compiler the build goes on without it and :data:`AVAILABLE` is ``False``. Set
-``COORDBENCH_NATIVE=0`` to turn it off.
+``_jsonscan`` (:func:`scan_json`) does the same for OTLP/JSON: one pass checks the JSON syntax
+of the whole body and the OTLP fields of every span, and keeps each span's JSON text as sent,
+which :mod:`coordbench.otlp.jsondecode` reads when someone reads the span. Where Python's json
+module might read the body differently it returns ``None`` and the whole body goes to the
+Python decoder; where the Python decoder might not take a span as it stands (a field of an
+unexpected form, all-zero ids, a lone surrogate escape...) it marks that span, and the Python
+decoder stores or rejects that one span. So a span it takes is one the Python decoder takes
+too, read back identically; the tests check that on valid, mutated and truncated bodies.
+
+The extensions are compiled when the package is built (``hatch_build.py``); without a C
+compiler the build goes on without them and :data:`AVAILABLE` and :data:`JSON_AVAILABLE` are
+``False``. Set ``COORDBENCH_NATIVE=0`` to turn both off.
 """
 
 from __future__ import annotations
@@ -32,7 +41,7 @@ from coordbench.envflags import env_flag
 from coordbench.store.encoded import EncodedSpan, Envelope, SpanCodec
 from coordbench.store.sizes import Grouped
 
-__all__ = ["AVAILABLE", "REJECTION_REASONS", "group", "scan"]
+__all__ = ["AVAILABLE", "JSON_AVAILABLE", "REJECTION_REASONS", "group", "scan", "scan_json"]
 
 logger = logging.getLogger(__name__)
 
@@ -166,3 +175,43 @@ def group(spans: list[EncodedSpan], overhead: int) -> Grouped | None:
     if _native is None:
         return None
     return _native.group(spans, overhead)
+
+
+def _load_json() -> ModuleType | None:
+    if not env_flag("COORDBENCH_NATIVE", True):
+        return None
+    try:
+        from coordbench.otlp import _jsonscan
+    except ImportError:
+        logger.debug("coordbench.otlp._jsonscan is not built; OTLP/JSON ingest uses the Python decoder")
+        return None
+    return _jsonscan
+
+
+_native_json = _load_json()
+
+JSON_AVAILABLE = _native_json is not None
+"""Whether the OTLP/JSON extension is built and enabled."""
+
+
+def scan_json(
+    body: bytes, codec: SpanCodec, envelope_of: Callable[[bytes | None, bytes | None], Envelope]
+) -> tuple[list[EncodedSpan], int] | None:
+    """The spans of an OTLP/JSON export request, or ``None`` when the Python decoder must read it.
+
+    Args:
+        body: The (decompressed) request body.
+        codec: The codec each span carries (its payload is the span's JSON text).
+        envelope_of: Called once per ``scopeSpans`` with the JSON text of its ``resource`` and
+            ``scope`` objects (``None`` when absent or null), and once for a ``resource`` with no
+            scope; it may raise, and the error propagates.
+
+    Returns:
+        The spans in document order and how many of them are marked: a marked span has ``None``
+        ids and must be decoded from its payload by the Python decoder, which stores it or
+        rejects it. ``None`` if the extension is not available or the whole body must go to
+        the Python decoder.
+    """
+    if _native_json is None:
+        return None
+    return _native_json.scan(body, EncodedSpan, codec, envelope_of)

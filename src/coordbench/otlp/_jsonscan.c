@@ -1,0 +1,1020 @@
+/* The native fast path of OTLP/JSON trace ingest: see coordbench/otlp/native.py.
+ *
+ * One pass over an ExportTraceServiceRequest written as OTLP/JSON checks the JSON syntax of the
+ * whole body and the OTLP fields of every span, and builds per span the stored tuple
+ * (trace_id, span_id, parent_span_id, codec, payload, envelope) with the span's JSON text sliced
+ * out as the sender wrote it. The full span is built from that text when someone reads it, by
+ * the same Python code that decodes OTLP/JSON without this scanner.
+ *
+ * It is strict, at two levels. Whatever about the body it is not sure Python's json module and
+ * the Python decoder would read the same way (malformed JSON, a byte-order mark, invalid UTF-8,
+ * a key with escapes where the structure is decided, a structural field sent twice, numbers too
+ * long for Python's int, nesting deeper than MAX_NESTING) makes scan() return None: the caller
+ * decodes the body in Python, which either takes it or reports the exact error. Whatever about
+ * one span it is not sure the Python decoder would accept as it stands (any field of an
+ * unexpected type or form, all-zero ids, an integer as a string beyond 19 digits, a lone
+ * surrogate escape, a field sent twice, attribute values nested deeper than MAX_VALUE_DEPTH)
+ * marks that span: its tuple carries None ids, and the caller decodes that span in Python, which
+ * stores it or rejects it with the reason. So a span this scanner takes is one the Python
+ * decoder takes too, and reads identically from the same text.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#define MAX_NESTING 256     /* containers inside each other, anywhere in the body */
+#define MAX_VALUE_DEPTH 64  /* nested arrayValue/kvlistValue levels (coordbench.otlp.model.MAX_VALUE_DEPTH) */
+#define MAX_NUMBER 300      /* characters of a number literal: far below Python's int digit limit */
+
+/* Results: OK, the body goes to the Python decoder (WHOLE), or a Python error is set (ERROR). */
+#define OK 1
+#define WHOLE 0
+#define ERROR (-1)
+
+typedef struct {
+    const uint8_t *p, *end;
+    int nesting;
+    int bad; /* the current span must be decoded in Python */
+} Cur;
+
+typedef struct {
+    const uint8_t *start, *end; /* the string's bytes between its quotes, as written */
+    int escaped;                /* it contains a backslash escape */
+} Str;
+
+static inline void skip_ws(Cur *c) {
+    while (c->p < c->end && (*c->p == ' ' || *c->p == '\n' || *c->p == '\r' || *c->p == '\t'))
+        c->p++;
+}
+
+static inline int hex_digit(uint8_t ch) {
+    if (ch >= '0' && ch <= '9') return ch - '0';
+    if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
+    return -1;
+}
+
+static int read_u_escape(const uint8_t *p, const uint8_t *end, unsigned *out) {
+    if (end - p < 4) return 0;
+    unsigned value = 0;
+    for (int i = 0; i < 4; i++) {
+        int d = hex_digit(p[i]);
+        if (d < 0) return 0;
+        value = value * 16 + (unsigned)d;
+    }
+    *out = value;
+    return 1;
+}
+
+/* One UTF-8 sequence starting at a byte >= 0x80: its length, or 0 if it is not strict UTF-8
+ * (overlong forms, surrogates, beyond U+10FFFF). Python's json reads UTF-8 with surrogatepass,
+ * so an encoded surrogate is not an error there: such a body goes to Python as a whole. */
+static inline int utf8_sequence(const uint8_t *s, const uint8_t *end) {
+    uint8_t c = s[0];
+    if (c >= 0xC2 && c <= 0xDF) return end - s >= 2 && (s[1] & 0xC0) == 0x80 ? 2 : 0;
+    if (c >= 0xE0 && c <= 0xEF) {
+        if (end - s < 3 || (s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80) return 0;
+        if ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] >= 0xA0)) return 0;
+        return 3;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        if (end - s < 4 || (s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80 || (s[3] & 0xC0) != 0x80) return 0;
+        if ((c == 0xF0 && s[1] < 0x90) || (c == 0xF4 && s[1] >= 0x90)) return 0;
+        return 4;
+    }
+    return 0;
+}
+
+/* A string (the cursor on its opening quote). A lone surrogate escape marks the span: Python
+ * decodes it to a character UTF-8 cannot hold, which coordbench.jsontext mends. */
+static int scan_string(Cur *c, Str *out) {
+    const uint8_t *p = c->p + 1, *end = c->end;
+    out->start = p;
+    out->escaped = 0;
+    while (p < end) {
+        uint8_t ch = *p;
+        if (ch == '"') {
+            out->end = p;
+            c->p = p + 1;
+            return OK;
+        }
+        if (ch < 0x20) return WHOLE; /* a raw control character: json.loads refuses it */
+        if (ch == '\\') {
+            out->escaped = 1;
+            if (end - p < 2) return WHOLE;
+            uint8_t kind = p[1];
+            if (kind == 'u') {
+                unsigned unit;
+                if (!read_u_escape(p + 2, end, &unit)) return WHOLE;
+                p += 6;
+                if (unit >= 0xD800 && unit <= 0xDBFF) {
+                    unsigned low;
+                    if (end - p >= 6 && p[0] == '\\' && p[1] == 'u' && read_u_escape(p + 2, end, &low) &&
+                        low >= 0xDC00 && low <= 0xDFFF) {
+                        p += 6;
+                    } else {
+                        c->bad = 1;
+                    }
+                } else if (unit >= 0xDC00 && unit <= 0xDFFF) {
+                    c->bad = 1;
+                }
+            } else if (kind == '"' || kind == '\\' || kind == '/' || kind == 'b' || kind == 'f' || kind == 'n' ||
+                       kind == 'r' || kind == 't') {
+                p += 2;
+            } else {
+                return WHOLE;
+            }
+        } else if (ch < 0x80) {
+            p++;
+        } else {
+            int n = utf8_sequence(p, end);
+            if (!n) return WHOLE;
+            p += n;
+        }
+    }
+    return WHOLE;
+}
+
+typedef struct {
+    int integer;          /* no fraction and no exponent */
+    int negative;
+    int digits;           /* digits of the integer part */
+    uint64_t value;       /* the integer part, when digits <= 19 */
+} Num;
+
+static int scan_number(Cur *c, Num *out) {
+    const uint8_t *p = c->p, *end = c->end, *start = c->p;
+    out->negative = 0;
+    out->integer = 1;
+    out->digits = 0;
+    out->value = 0;
+    if (p < end && *p == '-') {
+        out->negative = 1;
+        p++;
+    }
+    if (p >= end || *p < '0' || *p > '9') return WHOLE;
+    if (*p == '0') {
+        out->digits = 1;
+        p++;
+    } else {
+        while (p < end && *p >= '0' && *p <= '9') {
+            if (out->digits < 19) out->value = out->value * 10 + (uint64_t)(*p - '0');
+            out->digits++;
+            p++;
+        }
+    }
+    if (p < end && *p == '.') {
+        out->integer = 0;
+        p++;
+        if (p >= end || *p < '0' || *p > '9') return WHOLE;
+        while (p < end && *p >= '0' && *p <= '9')
+            p++;
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        out->integer = 0;
+        p++;
+        if (p < end && (*p == '+' || *p == '-')) p++;
+        if (p >= end || *p < '0' || *p > '9') return WHOLE;
+        while (p < end && *p >= '0' && *p <= '9')
+            p++;
+    }
+    if (p - start > MAX_NUMBER) return WHOLE;
+    c->p = p;
+    return OK;
+}
+
+static int literal(Cur *c, const char *word, size_t n) {
+    if ((size_t)(c->end - c->p) < n || memcmp(c->p, word, n) != 0) return WHOLE;
+    c->p += n;
+    return OK;
+}
+
+/* Enter a container (the cursor on '{' or '['); *empty is set when it closes at once. */
+static int open_container(Cur *c, uint8_t close, int *empty) {
+    if (++c->nesting > MAX_NESTING) return WHOLE;
+    c->p++;
+    skip_ws(c);
+    if (c->p < c->end && *c->p == close) {
+        c->p++;
+        c->nesting--;
+        *empty = 1;
+    } else {
+        *empty = 0;
+    }
+    return OK;
+}
+
+/* After a member or element: 1 and the cursor on the next one, 0 at the container's end. */
+static int next_item(Cur *c, uint8_t close, int *more) {
+    skip_ws(c);
+    if (c->p >= c->end) return WHOLE;
+    if (*c->p == ',') {
+        c->p++;
+        skip_ws(c);
+        *more = 1;
+        return OK;
+    }
+    if (*c->p == close) {
+        c->p++;
+        c->nesting--;
+        *more = 0;
+        return OK;
+    }
+    return WHOLE;
+}
+
+/* An object's key and its colon (the cursor on the key's quote); the cursor ends on the value. */
+static int read_key(Cur *c, Str *key) {
+    if (c->p >= c->end || *c->p != '"') return WHOLE;
+    if (scan_string(c, key) != OK) return WHOLE;
+    if (key->escaped) c->bad = 1; /* it may spell a field this scanner reads: Python decides */
+    skip_ws(c);
+    if (c->p >= c->end || *c->p != ':') return WHOLE;
+    c->p++;
+    skip_ws(c);
+    return c->p < c->end ? OK : WHOLE;
+}
+
+static inline int key_is(const Str *key, const char *name, size_t n) {
+    return !key->escaped && (size_t)(key->end - key->start) == n && memcmp(key->start, name, n) == 0;
+}
+#define KEY(k, literal_name) key_is((k), literal_name, sizeof(literal_name) - 1)
+
+static int skip_value(Cur *c);
+
+static int skip_container(Cur *c, uint8_t close) {
+    int empty, more = 1;
+    if (open_container(c, close, &empty) != OK) return WHOLE;
+    if (empty) return OK;
+    while (more) {
+        if (close == '}') {
+            Str key;
+            if (read_key(c, &key) != OK) return WHOLE;
+        }
+        if (skip_value(c) != OK || next_item(c, close, &more) != OK) return WHOLE;
+    }
+    return OK;
+}
+
+/* Any JSON value (the cursor on its first character), checked and passed over. */
+static int skip_value(Cur *c) {
+    if (c->p >= c->end) return WHOLE;
+    Str s;
+    Num n;
+    switch (*c->p) {
+    case '"': return scan_string(c, &s);
+    case '{': return skip_container(c, '}');
+    case '[': return skip_container(c, ']');
+    case 't': return literal(c, "true", 4);
+    case 'f': return literal(c, "false", 5);
+    case 'n': return literal(c, "null", 4);
+    default: return scan_number(c, &n);
+    }
+}
+
+static inline int at_null(Cur *c) {
+    if (c->p < c->end && *c->p == 'n') return literal(c, "null", 4) == OK ? 1 : -1;
+    return 0;
+}
+
+/* A string value: its Str; a value of another type is passed over and marks the span. */
+static int string_value(Cur *c, Str *out, int *is_string) {
+    *is_string = c->p < c->end && *c->p == '"';
+    if (*is_string) return scan_string(c, out);
+    c->bad = 1;
+    return skip_value(c);
+}
+
+/* An unsigned 64-bit integer field (times): null, a JSON integer or a string of digits, up
+ * to 19 digits (so always within uint64). Anything else marks the span. */
+static int uint64_field(Cur *c) {
+    if (c->p < c->end && *c->p == '"') {
+        Str s;
+        if (scan_string(c, &s) != OK) return WHOLE;
+        size_t n = (size_t)(s.end - s.start);
+        if (s.escaped || n < 1 || n > 19) {
+            c->bad = 1;
+            return OK;
+        }
+        for (const uint8_t *q = s.start; q < s.end; q++)
+            if (*q < '0' || *q > '9') c->bad = 1;
+        return OK;
+    }
+    if (c->p < c->end && (*c->p == '-' || (*c->p >= '0' && *c->p <= '9'))) {
+        Num n;
+        if (scan_number(c, &n) != OK) return WHOLE;
+        if (!n.integer || n.negative || n.digits > 19) c->bad = 1;
+        return OK;
+    }
+    int null = at_null(c);
+    if (null < 0) return WHOLE;
+    if (!null) {
+        c->bad = 1;
+        return skip_value(c);
+    }
+    return OK;
+}
+
+/* A signed 64-bit integer (intValue): a JSON integer or a string, optionally signed, up to 18
+ * digits (so always within int64). */
+static int int64_field(Cur *c) {
+    if (c->p < c->end && *c->p == '"') {
+        Str s;
+        if (scan_string(c, &s) != OK) return WHOLE;
+        const uint8_t *q = s.start;
+        if (!s.escaped && q < s.end && *q == '-') q++;
+        size_t n = (size_t)(s.end - q);
+        if (s.escaped || n < 1 || n > 18) {
+            c->bad = 1;
+            return OK;
+        }
+        for (; q < s.end; q++)
+            if (*q < '0' || *q > '9') c->bad = 1;
+        return OK;
+    }
+    if (c->p < c->end && (*c->p == '-' || (*c->p >= '0' && *c->p <= '9'))) {
+        Num n;
+        if (scan_number(c, &n) != OK) return WHOLE;
+        if (!n.integer || n.digits > 18) c->bad = 1;
+        return OK;
+    }
+    c->bad = 1;
+    return skip_value(c);
+}
+
+/* An enum (kind, status code): null, an int32, or one of its protobuf names. */
+static int enum_field(Cur *c, const char *const *names, int count) {
+    if (c->p < c->end && *c->p == '"') {
+        Str s;
+        if (scan_string(c, &s) != OK) return WHOLE;
+        size_t n = (size_t)(s.end - s.start);
+        int found = 0;
+        for (int i = 0; i < count && !found; i++)
+            found = !s.escaped && strlen(names[i]) == n && memcmp(names[i], s.start, n) == 0;
+        if (!found) c->bad = 1;
+        return OK;
+    }
+    if (c->p < c->end && (*c->p == '-' || (*c->p >= '0' && *c->p <= '9'))) {
+        Num n;
+        if (scan_number(c, &n) != OK) return WHOLE;
+        if (!n.integer || n.digits > 10 || n.value > (n.negative ? 2147483648ULL : 2147483647ULL)) c->bad = 1;
+        return OK;
+    }
+    int null = at_null(c);
+    if (null < 0) return WHOLE;
+    if (!null) {
+        c->bad = 1;
+        return skip_value(c);
+    }
+    return OK;
+}
+
+/* A hex id of `width` bytes into `out`; `optional` takes "" and null as absent (*size 0). */
+static int id_field(Cur *c, uint8_t *out, size_t width, int optional, size_t *size) {
+    *size = 0;
+    if (optional) {
+        int null = at_null(c);
+        if (null < 0) return WHOLE;
+        if (null) return OK;
+    }
+    Str s;
+    int is_string;
+    if (string_value(c, &s, &is_string) != OK) return WHOLE;
+    if (!is_string) return OK;
+    size_t n = (size_t)(s.end - s.start);
+    if (optional && n == 0 && !s.escaped) return OK;
+    if (s.escaped || n != 2 * width) {
+        c->bad = 1;
+        return OK;
+    }
+    for (size_t i = 0; i < width; i++) {
+        int hi = hex_digit(s.start[2 * i]), lo = hex_digit(s.start[2 * i + 1]);
+        if (hi < 0 || lo < 0) {
+            c->bad = 1;
+            return OK;
+        }
+        out[i] = (uint8_t)(hi * 16 + lo);
+    }
+    *size = width;
+    return OK;
+}
+
+static int b64_char(uint8_t ch) {
+    return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '+' || ch == '/';
+}
+
+/* Canonical padded base64, as base64.b64decode(validate=True) takes it. */
+static int base64_ok(const Str *s) {
+    size_t n = (size_t)(s->end - s->start);
+    if (s->escaped || n % 4) return 0;
+    size_t pad = 0;
+    if (n && s->start[n - 1] == '=') pad = s->start[n - 2] == '=' ? 2 : 1;
+    for (size_t i = 0; i < n - pad; i++)
+        if (!b64_char(s->start[i])) return 0;
+    return 1;
+}
+
+static int key_values(Cur *c, int depth);
+
+/* The object of an arrayValue or kvlistValue: its "values" list, each item checked by `item`. */
+static int values_object(Cur *c, int depth, int kvlist);
+
+static int any_value(Cur *c, int depth) {
+    if (c->p >= c->end || *c->p != '{') {
+        c->bad = 1;
+        return skip_value(c);
+    }
+    int empty, more = 1;
+    unsigned seen = 0;
+    if (open_container(c, '}', &empty) != OK) return WHOLE;
+    if (empty) return OK;
+    while (more) {
+        Str key, s;
+        int is_string;
+        if (read_key(c, &key) != OK) return WHOLE;
+        unsigned bit = 0;
+        int status;
+        if (KEY(&key, "stringValue")) {
+            bit = 1;
+            status = string_value(c, &s, &is_string);
+        } else if (KEY(&key, "boolValue")) {
+            bit = 2;
+            if (c->p < c->end && *c->p == 't') status = literal(c, "true", 4);
+            else if (c->p < c->end && *c->p == 'f') status = literal(c, "false", 5);
+            else {
+                c->bad = 1;
+                status = skip_value(c);
+            }
+        } else if (KEY(&key, "intValue")) {
+            bit = 4;
+            status = int64_field(c);
+        } else if (KEY(&key, "doubleValue")) {
+            bit = 8;
+            if (c->p < c->end && *c->p == '"') {
+                status = scan_string(c, &s);
+                if (status == OK) {
+                    size_t n = (size_t)(s.end - s.start);
+                    if (s.escaped || !((n == 3 && !memcmp(s.start, "NaN", 3)) ||
+                                       (n == 8 && !memcmp(s.start, "Infinity", 8)) ||
+                                       (n == 9 && !memcmp(s.start, "-Infinity", 9))))
+                        c->bad = 1;
+                }
+            } else if (c->p < c->end && (*c->p == '-' || (*c->p >= '0' && *c->p <= '9'))) {
+                Num n;
+                status = scan_number(c, &n);
+            } else {
+                c->bad = 1;
+                status = skip_value(c);
+            }
+        } else if (KEY(&key, "arrayValue") || KEY(&key, "kvlistValue")) {
+            int kvlist = key.start[0] == 'k';
+            bit = kvlist ? 32 : 16;
+            if (depth >= MAX_VALUE_DEPTH) c->bad = 1;
+            status = values_object(c, depth, kvlist);
+        } else if (KEY(&key, "bytesValue")) {
+            bit = 64;
+            status = string_value(c, &s, &is_string);
+            if (status == OK && is_string && !base64_ok(&s)) c->bad = 1;
+        } else {
+            status = skip_value(c);
+        }
+        if (status != OK) return status;
+        if (seen & bit) c->bad = 1;
+        seen |= bit;
+        if (next_item(c, '}', &more) != OK) return WHOLE;
+    }
+    return OK;
+}
+
+static int values_object(Cur *c, int depth, int kvlist) {
+    if (c->p >= c->end || *c->p != '{') {
+        c->bad = 1;
+        return skip_value(c);
+    }
+    int empty, more = 1, seen = 0;
+    if (open_container(c, '}', &empty) != OK) return WHOLE;
+    if (empty) return OK;
+    while (more) {
+        Str key;
+        if (read_key(c, &key) != OK) return WHOLE;
+        int status;
+        if (KEY(&key, "values")) {
+            if (seen) c->bad = 1;
+            seen = 1;
+            if (kvlist) {
+                status = key_values(c, depth + 1);
+            } else if (c->p < c->end && *c->p == '[') {
+                int inner_empty, inner_more = 1;
+                status = open_container(c, ']', &inner_empty);
+                if (status == OK && !inner_empty) {
+                    while (inner_more && status == OK) {
+                        status = any_value(c, depth + 1);
+                        if (status == OK) status = next_item(c, ']', &inner_more);
+                    }
+                }
+            } else {
+                int null = at_null(c);
+                if (null < 0) return WHOLE;
+                if (null) {
+                    status = OK;
+                } else {
+                    c->bad = 1;
+                    status = skip_value(c);
+                }
+            }
+        } else {
+            status = skip_value(c);
+        }
+        if (status != OK || next_item(c, '}', &more) != OK) return WHOLE;
+    }
+    return OK;
+}
+
+/* One KeyValue object. */
+static int key_value(Cur *c, int depth) {
+    if (c->p >= c->end || *c->p != '{') {
+        c->bad = 1;
+        return skip_value(c);
+    }
+    int empty, more = 1;
+    unsigned seen = 0;
+    if (open_container(c, '}', &empty) != OK) return WHOLE;
+    if (empty) {
+        c->bad = 1; /* no key */
+        return OK;
+    }
+    while (more) {
+        Str key, s;
+        int is_string, status;
+        unsigned bit = 0;
+        if (read_key(c, &key) != OK) return WHOLE;
+        if (KEY(&key, "key")) {
+            bit = 1;
+            status = string_value(c, &s, &is_string);
+        } else if (KEY(&key, "value")) {
+            bit = 2;
+            int null = at_null(c);
+            if (null < 0) return WHOLE;
+            status = null ? OK : any_value(c, depth);
+        } else {
+            status = skip_value(c);
+        }
+        if (status != OK) return status;
+        if (seen & bit) c->bad = 1;
+        seen |= bit;
+        if (next_item(c, '}', &more) != OK) return WHOLE;
+    }
+    if (!(seen & 1)) c->bad = 1;
+    return OK;
+}
+
+/* A list of KeyValue (attributes, or a kvlistValue's values): null or an array. */
+static int key_values(Cur *c, int depth) {
+    int null = at_null(c);
+    if (null < 0) return WHOLE;
+    if (null) return OK;
+    if (c->p >= c->end || *c->p != '[') {
+        c->bad = 1;
+        return skip_value(c);
+    }
+    int empty, more = 1;
+    if (open_container(c, ']', &empty) != OK) return WHOLE;
+    if (empty) return OK;
+    while (more) {
+        if (key_value(c, depth) != OK || next_item(c, ']', &more) != OK) return WHOLE;
+    }
+    return OK;
+}
+
+/* An event or a link object. */
+static int event_or_link(Cur *c, int link) {
+    if (c->p >= c->end || *c->p != '{') {
+        c->bad = 1;
+        return skip_value(c);
+    }
+    int empty, more = 1;
+    unsigned seen = 0;
+    if (open_container(c, '}', &empty) != OK) return WHOLE;
+    while (!empty && more) {
+        Str key, s;
+        int is_string, status;
+        unsigned bit = 0;
+        uint8_t id[16];
+        size_t size;
+        if (read_key(c, &key) != OK) return WHOLE;
+        if (KEY(&key, "attributes")) {
+            bit = 1;
+            status = key_values(c, 0);
+        } else if (!link && KEY(&key, "name")) {
+            bit = 2;
+            status = string_value(c, &s, &is_string);
+        } else if (!link && KEY(&key, "timeUnixNano")) {
+            bit = 4;
+            status = uint64_field(c);
+        } else if (link && KEY(&key, "traceId")) {
+            bit = 8;
+            status = id_field(c, id, 16, 0, &size);
+        } else if (link && KEY(&key, "spanId")) {
+            bit = 16;
+            status = id_field(c, id, 8, 0, &size);
+        } else if (link && KEY(&key, "traceState")) {
+            bit = 32;
+            int null = at_null(c);
+            if (null < 0) return WHOLE;
+            status = null ? OK : string_value(c, &s, &is_string);
+        } else {
+            status = skip_value(c);
+        }
+        if (status != OK) return status;
+        if (seen & bit) c->bad = 1;
+        seen |= bit;
+        if (next_item(c, '}', &more) != OK) return WHOLE;
+    }
+    if (link && (seen & 24) != 24) c->bad = 1; /* a link needs both ids */
+    return OK;
+}
+
+static int object_list(Cur *c, int link) {
+    int null = at_null(c);
+    if (null < 0) return WHOLE;
+    if (null) return OK;
+    if (c->p >= c->end || *c->p != '[') {
+        c->bad = 1;
+        return skip_value(c);
+    }
+    int empty, more = 1;
+    if (open_container(c, ']', &empty) != OK) return WHOLE;
+    if (empty) return OK;
+    while (more) {
+        if (event_or_link(c, link) != OK || next_item(c, ']', &more) != OK) return WHOLE;
+    }
+    return OK;
+}
+
+static const char *const KIND_NAMES[] = {
+    "SPAN_KIND_UNSPECIFIED", "SPAN_KIND_INTERNAL", "SPAN_KIND_SERVER",
+    "SPAN_KIND_CLIENT",      "SPAN_KIND_PRODUCER", "SPAN_KIND_CONSUMER",
+};
+static const char *const STATUS_NAMES[] = {"STATUS_CODE_UNSET", "STATUS_CODE_OK", "STATUS_CODE_ERROR"};
+
+static int status_object(Cur *c) {
+    int null = at_null(c);
+    if (null < 0) return WHOLE;
+    if (null) return OK;
+    if (c->p >= c->end || *c->p != '{') {
+        c->bad = 1;
+        return skip_value(c);
+    }
+    int empty, more = 1;
+    unsigned seen = 0;
+    if (open_container(c, '}', &empty) != OK) return WHOLE;
+    while (!empty && more) {
+        Str key, s;
+        int is_string, status;
+        unsigned bit = 0;
+        if (read_key(c, &key) != OK) return WHOLE;
+        if (KEY(&key, "code")) {
+            bit = 1;
+            status = enum_field(c, STATUS_NAMES, 3);
+        } else if (KEY(&key, "message")) {
+            bit = 2;
+            status = string_value(c, &s, &is_string);
+        } else {
+            status = skip_value(c);
+        }
+        if (status != OK) return status;
+        if (seen & bit) c->bad = 1;
+        seen |= bit;
+        if (next_item(c, '}', &more) != OK) return WHOLE;
+    }
+    return OK;
+}
+
+typedef struct {
+    PyTypeObject *span_type;
+    PyObject *codec;
+    PyObject *envelope_of;
+    PyObject *spans;         /* list of span_type tuples */
+    PyObject *last_trace_id; /* shared by consecutive spans of one trace */
+    Py_ssize_t marked;       /* spans left to the Python decoder */
+} Scan;
+
+static int all_zero(const uint8_t *s, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (s[i]) return 0;
+    return 1;
+}
+
+static PyObject *trace_id_object(Scan *scan, const uint8_t *id) {
+    PyObject *trace_id = scan->last_trace_id;
+    if (trace_id != NULL && memcmp(PyBytes_AS_STRING(trace_id), id, 16) == 0) return Py_NewRef(trace_id);
+    trace_id = PyBytes_FromStringAndSize((const char *)id, 16);
+    if (trace_id != NULL) Py_XSETREF(scan->last_trace_id, Py_NewRef(trace_id));
+    return trace_id;
+}
+
+/* One span object (the cursor on its '{'): its tuple appended to scan->spans. */
+static int scan_span(Scan *scan, Cur *c) {
+    const uint8_t *start = c->p;
+    uint8_t trace_id[16], span_id[8], parent[8];
+    size_t sizes[3] = {0, 0, 0};
+    unsigned seen = 0;
+    int empty, more = 1;
+    c->bad = 0;
+    if (open_container(c, '}', &empty) != OK) return WHOLE;
+    while (!empty && more) {
+        Str key, s;
+        int is_string, status;
+        unsigned bit = 0;
+        if (read_key(c, &key) != OK) return WHOLE;
+        if (KEY(&key, "traceId")) {
+            bit = 1;
+            status = id_field(c, trace_id, 16, 0, &sizes[0]);
+        } else if (KEY(&key, "spanId")) {
+            bit = 2;
+            status = id_field(c, span_id, 8, 0, &sizes[1]);
+        } else if (KEY(&key, "parentSpanId")) {
+            bit = 4;
+            status = id_field(c, parent, 8, 1, &sizes[2]);
+        } else if (KEY(&key, "name")) {
+            bit = 8;
+            status = string_value(c, &s, &is_string);
+        } else if (KEY(&key, "kind")) {
+            bit = 16;
+            status = enum_field(c, KIND_NAMES, 6);
+        } else if (KEY(&key, "startTimeUnixNano")) {
+            bit = 32;
+            status = uint64_field(c);
+        } else if (KEY(&key, "endTimeUnixNano")) {
+            bit = 64;
+            status = uint64_field(c);
+        } else if (KEY(&key, "attributes")) {
+            bit = 128;
+            status = key_values(c, 0);
+        } else if (KEY(&key, "events")) {
+            bit = 256;
+            status = object_list(c, 0);
+        } else if (KEY(&key, "links")) {
+            bit = 512;
+            status = object_list(c, 1);
+        } else if (KEY(&key, "status")) {
+            bit = 1024;
+            status = status_object(c);
+        } else {
+            status = skip_value(c);
+        }
+        if (status != OK) return status;
+        if (seen & bit) c->bad = 1;
+        seen |= bit;
+        if (next_item(c, '}', &more) != OK) return WHOLE;
+    }
+    int marked = c->bad || sizes[0] != 16 || all_zero(trace_id, 16) || sizes[1] != 8 || all_zero(span_id, 8);
+    PyObject *span = scan->span_type->tp_alloc(scan->span_type, 6);
+    if (span == NULL) return ERROR;
+    PyObject *items[6];
+    if (marked) {
+        scan->marked++;
+        items[0] = Py_NewRef(Py_None);
+        items[1] = Py_NewRef(Py_None);
+        items[2] = Py_NewRef(Py_None);
+    } else {
+        items[0] = trace_id_object(scan, trace_id);
+        items[1] = PyBytes_FromStringAndSize((const char *)span_id, 8);
+        items[2] = PyBytes_FromStringAndSize(sizes[2] ? (const char *)parent : NULL, (Py_ssize_t)sizes[2]);
+    }
+    items[3] = Py_NewRef(scan->codec);
+    items[4] = PyBytes_FromStringAndSize((const char *)start, c->p - start);
+    items[5] = Py_NewRef(Py_None); /* the envelope, set once the whole ResourceSpans is read */
+    for (int i = 0; i < 6; i++)
+        PyTuple_SET_ITEM(span, i, items[i]);
+    for (int i = 0; i < 6; i++) {
+        if (items[i] == NULL) {
+            Py_DECREF(span);
+            return ERROR;
+        }
+    }
+    /* bytes, a codec and an envelope that never refers back to a span: no reference cycle */
+    PyObject_GC_UnTrack(span);
+    int failed = PyList_Append(scan->spans, span);
+    Py_DECREF(span);
+    return failed ? ERROR : OK;
+}
+
+typedef struct {
+    const uint8_t *scope, *scope_end;
+    Py_ssize_t first, last; /* the scope's spans: spans[first:last] */
+} ScopeEntry;
+
+/* An object member that must be null or an object: its text (NULL for null); else WHOLE. */
+static int object_or_null(Cur *c, const uint8_t **start, const uint8_t **end) {
+    int null = at_null(c);
+    if (null < 0) return WHOLE;
+    if (null) {
+        *start = *end = NULL;
+        return OK;
+    }
+    if (c->p >= c->end || *c->p != '{') return WHOLE;
+    *start = c->p;
+    if (skip_value(c) != OK) return WHOLE;
+    *end = c->p;
+    return OK;
+}
+
+/* The structural lists (resourceSpans, scopeSpans, spans): null, or an array of objects. Calls
+ * `each` on each object with the cursor on its '{'. */
+typedef int (*ItemFn)(Scan *, Cur *, void *);
+
+static int object_array(Scan *scan, Cur *c, ItemFn each, void *data) {
+    int null = at_null(c);
+    if (null < 0) return WHOLE;
+    if (null) return OK;
+    if (c->p >= c->end || *c->p != '[') return WHOLE;
+    int empty, more = 1;
+    if (open_container(c, ']', &empty) != OK) return WHOLE;
+    if (empty) return OK;
+    while (more) {
+        if (c->p >= c->end || *c->p != '{') return WHOLE;
+        int status = each(scan, c, data);
+        if (status != OK) return status;
+        if (next_item(c, ']', &more) != OK) return WHOLE;
+    }
+    return OK;
+}
+
+static int span_item(Scan *scan, Cur *c, void *Py_UNUSED(data)) { return scan_span(scan, c); }
+
+static int scope_spans_item(Scan *scan, Cur *c, void *data) {
+    ScopeEntry *entry = data;
+    int empty, more = 1, seen_scope = 0, seen_spans = 0;
+    entry->scope = entry->scope_end = NULL;
+    entry->first = PyList_GET_SIZE(scan->spans);
+    if (open_container(c, '}', &empty) != OK) return WHOLE;
+    while (!empty && more) {
+        Str key;
+        int status;
+        if (read_key(c, &key) != OK) return WHOLE;
+        if (KEY(&key, "scope")) {
+            if (seen_scope++) return WHOLE;
+            status = object_or_null(c, &entry->scope, &entry->scope_end);
+        } else if (KEY(&key, "spans")) {
+            if (seen_spans++) return WHOLE;
+            status = object_array(scan, c, span_item, NULL);
+        } else {
+            if (key.escaped) return WHOLE;
+            status = skip_value(c);
+        }
+        if (status != OK) return status;
+        if (next_item(c, '}', &more) != OK) return WHOLE;
+    }
+    entry->last = PyList_GET_SIZE(scan->spans);
+    return OK;
+}
+
+typedef struct {
+    ScopeEntry *entries;
+    Py_ssize_t count, capacity;
+} Scopes;
+
+static int scope_entry_item(Scan *scan, Cur *c, void *data) {
+    Scopes *scopes = data;
+    if (scopes->count == scopes->capacity) {
+        Py_ssize_t capacity = scopes->capacity ? 2 * scopes->capacity : 4;
+        ScopeEntry *grown = PyMem_Realloc(scopes->entries, (size_t)capacity * sizeof(ScopeEntry));
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return ERROR;
+        }
+        scopes->entries = grown;
+        scopes->capacity = capacity;
+    }
+    return scope_spans_item(scan, c, &scopes->entries[scopes->count++]);
+}
+
+static PyObject *slice_or_none(const uint8_t *start, const uint8_t *end) {
+    if (start == NULL) return Py_NewRef(Py_None);
+    return PyBytes_FromStringAndSize((const char *)start, end - start);
+}
+
+static int resource_spans_item(Scan *scan, Cur *c, void *Py_UNUSED(data)) {
+    const uint8_t *resource = NULL, *resource_end = NULL;
+    Scopes scopes = {NULL, 0, 0};
+    int empty, more = 1, seen_resource = 0, seen_scopes = 0, status = OK;
+    if (open_container(c, '}', &empty) != OK) return WHOLE;
+    while (!empty && more && status == OK) {
+        Str key;
+        if (read_key(c, &key) != OK) {
+            status = WHOLE;
+        } else if (KEY(&key, "resource")) {
+            status = seen_resource++ ? WHOLE : object_or_null(c, &resource, &resource_end);
+        } else if (KEY(&key, "scopeSpans")) {
+            status = seen_scopes++ ? WHOLE : object_array(scan, c, scope_entry_item, &scopes);
+        } else {
+            status = key.escaped ? WHOLE : skip_value(c);
+        }
+        if (status == OK && next_item(c, '}', &more) != OK) status = WHOLE;
+    }
+    if (status == OK && !scopes.count && resource != NULL) {
+        /* no spans, but Python's decoder still checks the resource's attributes */
+        PyObject *resource_bytes = slice_or_none(resource, resource_end);
+        PyObject *envelope =
+            resource_bytes ? PyObject_CallFunctionObjArgs(scan->envelope_of, resource_bytes, Py_None, NULL) : NULL;
+        Py_XDECREF(resource_bytes);
+        if (envelope == NULL) status = ERROR;
+        Py_XDECREF(envelope);
+    }
+    if (status == OK && scopes.count) {
+        PyObject *resource_bytes = slice_or_none(resource, resource_end);
+        if (resource_bytes == NULL) status = ERROR;
+        for (Py_ssize_t i = 0; i < scopes.count && status == OK; i++) {
+            PyObject *scope_bytes = slice_or_none(scopes.entries[i].scope, scopes.entries[i].scope_end);
+            PyObject *envelope =
+                scope_bytes ? PyObject_CallFunctionObjArgs(scan->envelope_of, resource_bytes, scope_bytes, NULL) : NULL;
+            Py_XDECREF(scope_bytes);
+            if (envelope == NULL) {
+                status = ERROR;
+                break;
+            }
+            for (Py_ssize_t j = scopes.entries[i].first; j < scopes.entries[i].last; j++) {
+                PyObject *span = PyList_GET_ITEM(scan->spans, j);
+                PyObject *old = PyTuple_GET_ITEM(span, 5);
+                PyTuple_SET_ITEM(span, 5, Py_NewRef(envelope));
+                Py_DECREF(old);
+            }
+            Py_DECREF(envelope);
+        }
+        Py_XDECREF(resource_bytes);
+    }
+    PyMem_Free(scopes.entries);
+    return status;
+}
+
+PyDoc_STRVAR(scan_doc,
+"scan(body, span_type, codec, envelope_of) -> (spans, marked) | None\n\n"
+"Check an OTLP/JSON ExportTraceServiceRequest and build its spans; None when the Python decoder\n"
+"must read the whole body. A span the Python decoder must read alone has None ids; marked counts\n"
+"them (see coordbench/otlp/native.py).");
+
+static PyObject *scan(PyObject *Py_UNUSED(module), PyObject *args) {
+    Py_buffer body;
+    PyObject *span_type, *codec, *envelope_of;
+    if (!PyArg_ParseTuple(args, "y*O!OO:scan", &body, &PyType_Type, &span_type, &codec, &envelope_of)) return NULL;
+    if (!PyType_IsSubtype((PyTypeObject *)span_type, &PyTuple_Type)) {
+        PyBuffer_Release(&body);
+        PyErr_SetString(PyExc_TypeError, "span_type must be a tuple subclass");
+        return NULL;
+    }
+    Scan state = {(PyTypeObject *)span_type, codec, envelope_of, PyList_New(0), NULL, 0};
+    if (state.spans == NULL) {
+        PyBuffer_Release(&body);
+        return NULL;
+    }
+    Cur c = {body.buf, (const uint8_t *)body.buf + body.len, 0, 0};
+    int status = OK, empty, more = 1, seen = 0;
+    skip_ws(&c);
+    if (c.p >= c.end || *c.p != '{' || open_container(&c, '}', &empty) != OK) status = WHOLE;
+    else if (empty) more = 0;
+    while (status == OK && more) {
+        Str key;
+        if (read_key(&c, &key) != OK) {
+            status = WHOLE;
+        } else if (KEY(&key, "resourceSpans")) {
+            status = seen++ ? WHOLE : object_array(&state, &c, resource_spans_item, NULL);
+        } else {
+            status = key.escaped ? WHOLE : skip_value(&c);
+        }
+        if (status == OK && next_item(&c, '}', &more) != OK) status = WHOLE;
+    }
+    if (status == OK) {
+        skip_ws(&c);
+        if (c.p != c.end) status = WHOLE; /* anything after the document */
+    }
+    PyBuffer_Release(&body);
+    Py_XDECREF(state.last_trace_id);
+    if (status != OK) {
+        Py_DECREF(state.spans);
+        if (status == ERROR) return NULL;
+        Py_RETURN_NONE;
+    }
+    return Py_BuildValue("(Nn)", state.spans, state.marked);
+}
+
+static PyMethodDef methods[] = {
+    {"scan", scan, METH_VARARGS, scan_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_jsonscan", "Native fast path of OTLP/JSON ingest.", -1, methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__jsonscan(void) {
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL) return NULL;
+    if (PyModule_AddIntConstant(m, "MAX_NESTING", MAX_NESTING) ||
+        PyModule_AddIntConstant(m, "MAX_VALUE_DEPTH", MAX_VALUE_DEPTH)) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
