@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import sqlite3
 from pathlib import Path
 
@@ -12,10 +13,11 @@ import pytest
 from coordbench.meters import OTHER, PROMETHEUS, BoundedLabels
 from coordbench.online.api import parse_since
 from coordbench.online.evaluator import _Bucket, judge_sampled
-from coordbench.online.job import quality_label, scenario_label, team_of
+from coordbench.online.job import may_hold_agent_calls, quality_label, rows_of, scenario_label, team_of
 from coordbench.online.records import EvaluationLog, EvaluationRecord, ScenarioSummary
+from coordbench.otlp import decode_json, export_request_json, native
 from store.test_faults import fill, free, needs_mount, small_disk
-from support.spans import sid, span
+from support.spans import call, sid, span
 
 
 def test_the_judge_sample_is_a_hash_of_the_trace_id() -> None:
@@ -139,3 +141,19 @@ def test_a_full_disk_keeps_evaluations_in_memory_and_counts_them() -> None:
         crippled.put(_record(4))
         assert crippled.get(f"{4:032x}") is not None
         free(disk)
+
+
+def test_a_trace_without_agent_calls_is_told_apart_in_every_encoding() -> None:
+    """The cheap byte test before a worker: exact on protobuf and JSON text, a maybe on escaped JSON."""
+    calls = [span("root", span_id=sid(1)), call("host", "B", parent=sid(1), span_id=sid(2))]
+    plain = [span("root", span_id=sid(1)), span("work", parent=sid(1), span_id=sid(2))]
+    for spans, expected in ((calls, True), (plain, False)):
+        body = json.dumps(export_request_json(spans)).encode()
+        assert may_hold_agent_calls(rows_of(decode_json(body).spans)) is expected
+    # "invoke_agent" written with an escape: the bytes do not hold it, the span does
+    escaped = json.dumps(export_request_json(calls)).replace("invoke_agent", "\\u0069nvoke_agent").encode()
+    kept = decode_json(escaped).spans
+    assert any(s.decode().attributes.get("gen_ai.operation.name") == "invoke_agent" for s in kept)
+    if native.JSON_AVAILABLE:  # kept as their JSON text (else decoded, and stored as protobuf)
+        assert b"invoke_agent" not in b"".join(row.payload for row in rows_of(kept))
+    assert may_hold_agent_calls(rows_of(kept))

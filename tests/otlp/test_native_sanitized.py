@@ -2,9 +2,10 @@
 
 ``coordbench.otlp._scan`` (and ``_jsonscan``, for OTLP/JSON) reads untrusted network bytes in C,
 so an out-of-bounds read or an overflowing length computation would be a crash or a leak of
-memory, not a wrong answer a differential test notices. Here ``_scan.c`` is compiled again with ``-fsanitize=address,undefined``
-and loaded in a child Python with the sanitizer runtime preloaded and ``PYTHONMALLOC=malloc``
-(so Python's own buffers get redzones too), and :mod:`support.fuzz_scan` runs mutated bodies
+memory, not a wrong answer a differential test notices. Here ``_scan.c`` is compiled again with
+``-fsanitize=address,undefined`` and loaded in a child Python with the sanitizer runtime
+preloaded and ``PYTHONMALLOC=malloc`` (so Python's own buffers get redzones too), and
+:mod:`support.fuzz_scan` runs mutated bodies
 through it against protobuf, each in a buffer of exactly its size. A deliberately broken
 extension, run the same way, shows that this setup does catch a read one byte past the end of a
 body handed over like that: without it a clean run would prove nothing.

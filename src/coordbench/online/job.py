@@ -74,12 +74,18 @@ _AGENT_CALL_MARK = semconv.OPERATION_INVOKE_AGENT.encode()
 
 
 def may_hold_agent_calls(rows: Sequence[SpanRow]) -> bool:
-    """Whether any span's bytes hold ``invoke_agent``: without it no span can be an A2A call.
+    r"""Whether any span's bytes hold ``invoke_agent``: without it no span can be an A2A call.
 
-    A cheap test on the encoded bytes (every codec stores OTLP protobuf, where an attribute's
-    value is its plain UTF-8), so a trace without A2A calls never reaches a worker process.
+    A cheap test on the encoded bytes, so a trace without A2A calls never reaches a worker
+    process. In OTLP protobuf an attribute's value is its plain UTF-8; so it is in a span's
+    OTLP/JSON text, unless the text escapes a character (``\u0069nvoke_agent`` spells it too):
+    a JSON span with any escape counts as a maybe.
     """
-    return any(_AGENT_CALL_MARK in row.payload for row in rows)
+    return any(_AGENT_CALL_MARK in row.payload or (row.codec == _JSON_TEXT and b"\\" in row.payload) for row in rows)
+
+
+_JSON_TEXT = "otlp/json-text"
+"""The codec name of spans kept as their OTLP/JSON text (:data:`coordbench.otlp.OTLP_JSON_TEXT`)."""
 
 
 def _decode(rows: Sequence[SpanRow]) -> list[SpanData]:
