@@ -420,11 +420,15 @@ def test_a_client_gone_mid_body_stores_nothing_and_frees_its_slot(
     assert "decoding failed unexpectedly" not in caplog.text
 
 
-def test_decode_weight_counts_compressed_and_json_bytes_four_times_and_scanned_bytes_a_quarter() -> None:
+def test_decode_weight_counts_what_each_kind_of_byte_costs_to_decode() -> None:
     assert decode_weight(1000, native_scan=False) == 1000
     assert decode_weight(1000, compressed=True, native_scan=False) == 4000
-    assert decode_weight(1000, json_body=True) == decode_weight(1000, json_body=True, native_scan=True) == 4000
-    assert decode_weight(1000, compressed=True, json_body=True) == 16000
+    # a JSON byte: four in Python, a third through the native JSON scanner (the protobuf scanner is not asked)
+    assert decode_weight(1000, json_body=True, native_json=False, native_scan=True) == 4000
+    assert decode_weight(1000, compressed=True, json_body=True, native_json=False) == 16000
+    assert decode_weight(1000, json_body=True, native_json=True, native_scan=False) == 334
+    assert decode_weight(1000, compressed=True, json_body=True, native_json=True) == 1334
+    assert decode_weight(1000, json_body=True) == (334 if native.JSON_AVAILABLE else 4000)
     assert decode_weight(1000, native_scan=True) == 250
     assert decode_weight(1000, compressed=True, native_scan=True) == 1000
     assert decode_weight(1000) == (250 if native.AVAILABLE else 1000)
