@@ -11,6 +11,7 @@ import argparse
 import asyncio
 import json
 import sys
+import threading
 from typing import Any
 
 import httpx
@@ -96,6 +97,9 @@ class RelayExecutor(AgentExecutor):
     answer), ``ask`` (asks for more input on the first turn of a task, then echoes the
     second; with ``resend_task=True`` it enqueues the resumed task again first, as many agents
     do, so the stream opens with a snapshot still in ``input-required``).
+
+    For tests that must act while the agent works (not after a guessed time): ``started`` is set
+    once the request reaches the work, and the answer waits for ``gate`` to be set.
     """
 
     def __init__(
@@ -109,7 +113,11 @@ class RelayExecutor(AgentExecutor):
         self_url: str | None = None,
         parallel: bool = False,
         resend_task: bool = False,
+        started: threading.Event | None = None,
+        gate: threading.Event | None = None,
     ) -> None:
+        self.started = started
+        self.gate = gate
         self.self_url = self_url
         self.parallel = parallel
         self.resend_task = resend_task
@@ -152,6 +160,10 @@ class RelayExecutor(AgentExecutor):
             await event_queue.enqueue_event(task)  # a2a-sdk passes a re-sent task on as a snapshot
         updater = TaskUpdater(event_queue, task.id, task.context_id)
         await updater.start_work()
+        if self.started is not None:  # a test's signal that the request reached the work
+            self.started.set()
+        if self.gate is not None:  # and its hold on the answer, released when the test says (hang guard: 60 s)
+            await asyncio.to_thread(self.gate.wait, 60)
         if self.delay:
             await asyncio.sleep(self.delay)
         if self.behaviour == "raise":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -182,11 +183,31 @@ async def test_instrumentation_bug_never_breaks_the_call(
 async def test_caller_cancelled_mid_call(
     start_agent: StartAgent, tracer_provider: TracerProvider, span_exporter: RecordingSpanExporter, streaming: bool
 ) -> None:
-    """The caller gives up (``asyncio.wait_for``): it sees the same TimeoutError, and the span ends there."""
-    url = start_agent("Slow", delay=0.5)
+    """The caller gives up (``asyncio.timeout``): it sees the same TimeoutError, and the span ends there.
+
+    It gives up once the agent is working on the request, and the agent answers only after that:
+    events, not a guessed time, so a busy machine cannot make the request arrive after the give-up.
+    """
+    started, gate = threading.Event(), threading.Event()
+    url = start_agent("Slow", started=started, gate=gate)
 
     async def give_up() -> list[Any]:
-        return await asyncio.wait_for(send(url, "hi", streaming=streaming), 0.1)
+        started.clear()
+        gate.clear()
+        try:
+            async with asyncio.timeout(None) as deadline:
+
+                async def expire_once_the_agent_works() -> None:
+                    await asyncio.to_thread(started.wait, 60)
+                    deadline.reschedule(asyncio.get_running_loop().time())
+
+                watcher = asyncio.create_task(expire_once_the_agent_works())
+                try:
+                    return await send(url, "hi", streaming=streaming)
+                finally:
+                    watcher.cancel()
+        finally:
+            gate.set()  # the agent finishes only after the caller gave up
 
     plain, traced = await with_and_without(give_up, tracer_provider)
     assert traced == plain
@@ -194,7 +215,7 @@ async def test_caller_cancelled_mid_call(
     call = next(s for s in span_exporter.spans() if s.kind is SpanKind.CLIENT)  # already exported: it ended
     assert call.status_code is StatusCode.ERROR
     assert call.attributes[semconv.ERROR_TYPE] == "cancelled"
-    # ended at the cancel, not when the agent finished its 0.5 s of work
+    # ended at the give-up, not when the agent finished its work
     spans = await span_exporter.wait_for_async(lambda s: any(x.kind is SpanKind.SERVER for x in s))
     served = next(s for s in spans if s.kind is SpanKind.SERVER)
     assert call.end_time_unix_nano < served.end_time_unix_nano
