@@ -61,9 +61,19 @@ def _lcs(x: Sequence[str], y: Sequence[str]) -> int:
     """
     if not x or not y:
         return 0
-    matches: dict[str, int] = {}
+    # each token of y that x holds: the bits of its positions in x, built once from a byte array
+    # (OR-ing bit by bit into a growing integer copies it each time: quadratic when a token repeats)
+    wanted = set(y)
+    positions: dict[str, list[int]] = {}
     for i, token in enumerate(x):
-        matches[token] = matches.get(token, 0) | (1 << i)
+        if token in wanted:
+            positions.setdefault(token, []).append(i)
+    matches: dict[str, int] = {}
+    for token, where in positions.items():
+        bits = bytearray((len(x) + 7) // 8)
+        for i in where:
+            bits[i >> 3] |= 1 << (i & 7)
+        matches[token] = int.from_bytes(bits, "little")
     mask = (1 << len(x)) - 1
     row = mask  # bit i set: the LCS did not grow at x[i] (all ones before any token of y)
     for token in y:
