@@ -12,7 +12,6 @@ import copy
 import json
 import logging
 import random
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -22,7 +21,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from coordbench.otlp import OtlpDecodeError, decode_json, decode_protobuf, export_request, export_request_json
 from coordbench.spans import SpanData
-from support.mutate import mutate
+from support.mutate import mutate, paths, replace
 from support.spans import varied_spans
 
 ROUNDS = 1500
@@ -98,23 +97,6 @@ _JUNK: list[Any] = [
 ]
 
 
-def _paths(node: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-    yield path
-    if isinstance(node, dict):
-        for key, value in node.items():  # pyright: ignore[reportUnknownVariableType]
-            yield from _paths(value, (*path, key))
-    elif isinstance(node, list):
-        for index, value in enumerate(node):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-            yield from _paths(value, (*path, index))
-
-
-def _replace(doc: Any, path: tuple[Any, ...], value: Any) -> None:
-    node = doc
-    for key in path[:-1]:
-        node = node[key]
-    node[path[-1]] = copy.deepcopy(value)
-
-
 def _span_entries(doc: Any) -> int | None:
     """How many span entries the document holds, or ``None`` if its outer shape is broken."""
     try:
@@ -130,10 +112,10 @@ def test_mutated_json_is_refused_or_every_span_accounted_for(caplog: pytest.LogC
     outcomes = {"refused": 0, "decoded": 0, "rejected spans": 0}
     for _ in range(ROUNDS):
         doc = copy.deepcopy(rng.choice(docs))
-        paths = list(_paths(doc))[1:]
+        places = list(paths(doc))[1:]
         for _ in range(rng.randint(1, 2)):
-            _replace(doc, rng.choice(paths), rng.choice(_JUNK))
-            paths = list(_paths(doc))[1:]
+            replace(doc, rng.choice(places), rng.choice(_JUNK))
+            places = list(paths(doc))[1:]
         body = json.dumps(doc).encode()
         try:
             result = decode_json(body)

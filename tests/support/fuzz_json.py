@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import argparse
 import copy
-import importlib.util
 import json
 import random
 import sys
-from collections.abc import Iterator
 from typing import Any
+
+from support.fuzz_scan import load_extension
+from support.mutate import paths, replace
 
 JUNK: list[Any] = [
     None,
@@ -134,35 +135,11 @@ _TEXT_EDITS: list[tuple[bytes, bytes]] = [
 """Text edits, each applied at one random place where its first part occurs."""
 
 
-def _load_extension(path: str) -> None:
-    """Make ``path`` the ``coordbench.otlp._jsonscan`` that coordbench imports."""
-    spec = importlib.util.spec_from_file_location("coordbench.otlp._jsonscan", path)
-    if spec is None or spec.loader is None:
-        raise SystemExit(f"cannot load an extension from {path}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    sys.modules["coordbench.otlp._jsonscan"] = module
-
-
-def _paths(node: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-    yield path
-    if isinstance(node, dict):
-        for key, value in node.items():  # pyright: ignore[reportUnknownVariableType]
-            yield from _paths(value, (*path, key))
-    elif isinstance(node, list):
-        for index, value in enumerate(node):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-            yield from _paths(value, (*path, index))
-
-
 def junk_edit(document: Any, rng: random.Random) -> bytes:
     """``document`` with one or two of its values replaced by :data:`JUNK`, as JSON text."""
     doc = copy.deepcopy(document)
     for _ in range(rng.randint(1, 2)):
-        path = rng.choice(list(_paths(doc))[1:])
-        node = doc
-        for key in path[:-1]:
-            node = node[key]
-        node[path[-1]] = copy.deepcopy(rng.choice(JUNK))
+        replace(doc, rng.choice(list(paths(doc))[1:]), rng.choice(JUNK))
     return json.dumps(doc, ensure_ascii=rng.random() < 0.5, indent=rng.choice([None, None, 1])).encode(
         "utf-8", "surrogatepass"
     )
@@ -253,7 +230,7 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=20_000)
     args = parser.parse_args()
     if args.extension:
-        _load_extension(args.extension)
+        load_extension(args.extension, "coordbench.otlp._jsonscan")
     counts = run(args.seed, args.count)
     extension = sys.modules["coordbench.otlp._jsonscan"].__file__
     print(json.dumps({"extension": extension, "counts": counts}))

@@ -25,14 +25,14 @@ from collections.abc import Sequence
 from typing import Any
 
 
-def _load_extension(path: str) -> None:
-    """Make ``path`` the ``coordbench.otlp._scan`` that coordbench imports."""
-    spec = importlib.util.spec_from_file_location("coordbench.otlp._scan", path)
+def load_extension(path: str, name: str = "coordbench.otlp._scan") -> None:
+    """Make ``path`` the extension module ``name`` that coordbench imports (before it imports it)."""
+    spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise SystemExit(f"cannot load an extension from {path}")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    sys.modules["coordbench.otlp._scan"] = module
+    sys.modules[name] = module
 
 
 def _varint(value: int) -> bytes:
@@ -164,7 +164,7 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=100_000)
     args = parser.parse_args()
     if args.extension:
-        _load_extension(args.extension)
+        load_extension(args.extension)
     counts = run(args.seed, args.count)
     extension = sys.modules["coordbench.otlp._scan"].__file__
     print(json.dumps({"extension": extension, "counts": counts}))

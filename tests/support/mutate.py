@@ -1,8 +1,11 @@
-"""Seeded mutations of encoded bodies, for differential tests of the decoders."""
+"""Seeded mutations of encoded bodies and of JSON documents, for differential tests of the decoders."""
 
 from __future__ import annotations
 
+import copy
 import random
+from collections.abc import Iterator
+from typing import Any
 
 
 def mutate(body: bytes, rng: random.Random) -> bytes:
@@ -25,3 +28,22 @@ def mutate(body: bytes, rng: random.Random) -> bytes:
             start = rng.randrange(len(out))
             out[start:start] = out[start : start + rng.randint(1, 40)]
     return bytes(out)
+
+
+def paths(node: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """Every place in a JSON document (keys and indices from the top), the document itself first."""
+    yield path
+    if isinstance(node, dict):
+        for key, value in node.items():  # pyright: ignore[reportUnknownVariableType]
+            yield from paths(value, (*path, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+            yield from paths(value, (*path, index))
+
+
+def replace(doc: Any, path: tuple[Any, ...], value: Any) -> None:
+    """Put a copy of ``value`` at ``path`` in ``doc``."""
+    node = doc
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = copy.deepcopy(value)

@@ -415,227 +415,35 @@ static int base64_ok(const Str *s) {
     return 1;
 }
 
-static int key_values(Cur *c, int depth);
+/* One member of an object, the cursor on its value: `member` reads it and sets *bit to the
+ * field it is (0 for a field it passes over), so members() can mark a field sent twice. */
+typedef int (*Member)(Cur *c, const Str *key, void *state, unsigned *bit);
 
-/* The object of an arrayValue or kvlistValue: its "values" list, each item checked by `item`. */
-static int values_object(Cur *c, int depth, int kvlist);
-
-static int any_value(Cur *c, int depth) {
+/* An object (the cursor on its first character) whose members `member` reads; *seen gets the
+ * fields present. A value that is not an object marks the span and is passed over. */
+static int members(Cur *c, Member member, void *state, unsigned *seen) {
+    *seen = 0;
     if (c->p >= c->end || *c->p != '{') {
         c->bad = 1;
         return skip_value(c);
     }
     int empty, more = 1;
-    unsigned seen = 0;
-    if (open_container(c, '}', &empty) != OK) return WHOLE;
-    if (empty) return OK;
-    while (more) {
-        Str key, s;
-        int is_string;
-        if (read_key(c, &key) != OK) return WHOLE;
-        unsigned bit = 0;
-        int status;
-        if (KEY(&key, "stringValue")) {
-            bit = 1;
-            status = string_value(c, &s, &is_string);
-        } else if (KEY(&key, "boolValue")) {
-            bit = 2;
-            if (c->p < c->end && *c->p == 't') status = literal(c, "true", 4);
-            else if (c->p < c->end && *c->p == 'f') status = literal(c, "false", 5);
-            else {
-                c->bad = 1;
-                status = skip_value(c);
-            }
-        } else if (KEY(&key, "intValue")) {
-            bit = 4;
-            status = int64_field(c);
-        } else if (KEY(&key, "doubleValue")) {
-            bit = 8;
-            if (c->p < c->end && *c->p == '"') {
-                status = scan_string(c, &s);
-                if (status == OK) {
-                    size_t n = (size_t)(s.end - s.start);
-                    if (s.escaped || !((n == 3 && !memcmp(s.start, "NaN", 3)) ||
-                                       (n == 8 && !memcmp(s.start, "Infinity", 8)) ||
-                                       (n == 9 && !memcmp(s.start, "-Infinity", 9))))
-                        c->bad = 1;
-                }
-            } else if (c->p < c->end && (*c->p == '-' || (*c->p >= '0' && *c->p <= '9'))) {
-                Num n;
-                status = scan_number(c, &n);
-            } else {
-                c->bad = 1;
-                status = skip_value(c);
-            }
-        } else if (KEY(&key, "arrayValue") || KEY(&key, "kvlistValue")) {
-            int kvlist = key.start[0] == 'k';
-            bit = kvlist ? 32 : 16;
-            if (depth >= MAX_VALUE_DEPTH) c->bad = 1;
-            status = values_object(c, depth, kvlist);
-        } else if (KEY(&key, "bytesValue")) {
-            bit = 64;
-            status = string_value(c, &s, &is_string);
-            if (status == OK && is_string && !base64_ok(&s)) c->bad = 1;
-        } else {
-            status = skip_value(c);
-        }
-        if (status != OK) return status;
-        if (seen & bit) c->bad = 1;
-        seen |= bit;
-        if (next_item(c, '}', &more) != OK) return WHOLE;
-    }
-    return OK;
-}
-
-static int values_object(Cur *c, int depth, int kvlist) {
-    if (c->p >= c->end || *c->p != '{') {
-        c->bad = 1;
-        return skip_value(c);
-    }
-    int empty, more = 1, seen = 0;
-    if (open_container(c, '}', &empty) != OK) return WHOLE;
-    if (empty) return OK;
-    while (more) {
-        Str key;
-        if (read_key(c, &key) != OK) return WHOLE;
-        int status;
-        if (KEY(&key, "values")) {
-            if (seen) c->bad = 1;
-            seen = 1;
-            if (kvlist) {
-                status = key_values(c, depth + 1);
-            } else if (c->p < c->end && *c->p == '[') {
-                int inner_empty, inner_more = 1;
-                status = open_container(c, ']', &inner_empty);
-                if (status == OK && !inner_empty) {
-                    while (inner_more && status == OK) {
-                        status = any_value(c, depth + 1);
-                        if (status == OK) status = next_item(c, ']', &inner_more);
-                    }
-                }
-            } else {
-                int null = at_null(c);
-                if (null < 0) return WHOLE;
-                if (null) {
-                    status = OK;
-                } else {
-                    c->bad = 1;
-                    status = skip_value(c);
-                }
-            }
-        } else {
-            status = skip_value(c);
-        }
-        if (status != OK || next_item(c, '}', &more) != OK) return WHOLE;
-    }
-    return OK;
-}
-
-/* One KeyValue object. */
-static int key_value(Cur *c, int depth) {
-    if (c->p >= c->end || *c->p != '{') {
-        c->bad = 1;
-        return skip_value(c);
-    }
-    int empty, more = 1;
-    unsigned seen = 0;
-    if (open_container(c, '}', &empty) != OK) return WHOLE;
-    if (empty) {
-        c->bad = 1; /* no key */
-        return OK;
-    }
-    while (more) {
-        Str key, s;
-        int is_string, status;
-        unsigned bit = 0;
-        if (read_key(c, &key) != OK) return WHOLE;
-        if (KEY(&key, "key")) {
-            bit = 1;
-            status = string_value(c, &s, &is_string);
-        } else if (KEY(&key, "value")) {
-            bit = 2;
-            int null = at_null(c);
-            if (null < 0) return WHOLE;
-            status = null ? OK : any_value(c, depth);
-        } else {
-            status = skip_value(c);
-        }
-        if (status != OK) return status;
-        if (seen & bit) c->bad = 1;
-        seen |= bit;
-        if (next_item(c, '}', &more) != OK) return WHOLE;
-    }
-    if (!(seen & 1)) c->bad = 1;
-    return OK;
-}
-
-/* A list of KeyValue (attributes, or a kvlistValue's values): null or an array. */
-static int key_values(Cur *c, int depth) {
-    int null = at_null(c);
-    if (null < 0) return WHOLE;
-    if (null) return OK;
-    if (c->p >= c->end || *c->p != '[') {
-        c->bad = 1;
-        return skip_value(c);
-    }
-    int empty, more = 1;
-    if (open_container(c, ']', &empty) != OK) return WHOLE;
-    if (empty) return OK;
-    while (more) {
-        if (key_value(c, depth) != OK || next_item(c, ']', &more) != OK) return WHOLE;
-    }
-    return OK;
-}
-
-/* An event or a link object. */
-static int event_or_link(Cur *c, int link) {
-    if (c->p >= c->end || *c->p != '{') {
-        c->bad = 1;
-        return skip_value(c);
-    }
-    int empty, more = 1;
-    unsigned seen = 0;
     if (open_container(c, '}', &empty) != OK) return WHOLE;
     while (!empty && more) {
-        Str key, s;
-        int is_string, status;
+        Str key;
         unsigned bit = 0;
-        uint8_t id[16];
-        size_t size;
         if (read_key(c, &key) != OK) return WHOLE;
-        if (KEY(&key, "attributes")) {
-            bit = 1;
-            status = key_values(c, 0);
-        } else if (!link && KEY(&key, "name")) {
-            bit = 2;
-            status = string_value(c, &s, &is_string);
-        } else if (!link && KEY(&key, "timeUnixNano")) {
-            bit = 4;
-            status = uint64_field(c);
-        } else if (link && KEY(&key, "traceId")) {
-            bit = 8;
-            status = id_field(c, id, 16, 0, &size);
-        } else if (link && KEY(&key, "spanId")) {
-            bit = 16;
-            status = id_field(c, id, 8, 0, &size);
-        } else if (link && KEY(&key, "traceState")) {
-            bit = 32;
-            int null = at_null(c);
-            if (null < 0) return WHOLE;
-            status = null ? OK : string_value(c, &s, &is_string);
-        } else {
-            status = skip_value(c);
-        }
+        int status = member(c, &key, state, &bit);
         if (status != OK) return status;
-        if (seen & bit) c->bad = 1;
-        seen |= bit;
+        if (*seen & bit) c->bad = 1;
+        *seen |= bit;
         if (next_item(c, '}', &more) != OK) return WHOLE;
     }
-    if (link && (seen & 24) != 24) c->bad = 1; /* a link needs both ids */
     return OK;
 }
 
-static int object_list(Cur *c, int link) {
+/* Null, or an array whose items `item` reads (with `arg`); another value marks the span. */
+static int list_of(Cur *c, int (*item)(Cur *, int), int arg) {
     int null = at_null(c);
     if (null < 0) return WHOLE;
     if (null) return OK;
@@ -645,11 +453,154 @@ static int object_list(Cur *c, int link) {
     }
     int empty, more = 1;
     if (open_container(c, ']', &empty) != OK) return WHOLE;
-    if (empty) return OK;
-    while (more) {
-        if (event_or_link(c, link) != OK || next_item(c, ']', &more) != OK) return WHOLE;
+    while (!empty && more) {
+        int status = item(c, arg);
+        if (status != OK) return status;
+        if (next_item(c, ']', &more) != OK) return WHOLE;
     }
     return OK;
+}
+
+static int any_value(Cur *c, int depth);
+static int key_value(Cur *c, int depth);
+
+/* The object of an arrayValue or kvlistValue at `depth`: its "values" list. */
+typedef struct {
+    int depth, kvlist;
+} ValuesOf;
+
+static int values_member(Cur *c, const Str *key, void *state, unsigned *bit) {
+    const ValuesOf *of = state;
+    if (!KEY(key, "values")) return skip_value(c);
+    *bit = 1;
+    return list_of(c, of->kvlist ? key_value : any_value, of->depth + 1);
+}
+
+static int any_value_member(Cur *c, const Str *key, void *state, unsigned *bit) {
+    int depth = *(const int *)state;
+    Str s;
+    int is_string, status;
+    if (KEY(key, "stringValue")) {
+        *bit = 1;
+        return string_value(c, &s, &is_string);
+    }
+    if (KEY(key, "boolValue")) {
+        *bit = 2;
+        if (c->p < c->end && *c->p == 't') return literal(c, "true", 4);
+        if (c->p < c->end && *c->p == 'f') return literal(c, "false", 5);
+        c->bad = 1;
+        return skip_value(c);
+    }
+    if (KEY(key, "intValue")) {
+        *bit = 4;
+        return int64_field(c);
+    }
+    if (KEY(key, "doubleValue")) {
+        *bit = 8;
+        if (c->p < c->end && *c->p == '"') {
+            status = scan_string(c, &s);
+            if (status == OK) {
+                size_t n = (size_t)(s.end - s.start);
+                if (s.escaped || !((n == 3 && !memcmp(s.start, "NaN", 3)) ||
+                                   (n == 8 && !memcmp(s.start, "Infinity", 8)) ||
+                                   (n == 9 && !memcmp(s.start, "-Infinity", 9))))
+                    c->bad = 1;
+            }
+            return status;
+        }
+        if (c->p < c->end && (*c->p == '-' || (*c->p >= '0' && *c->p <= '9'))) {
+            Num n;
+            return scan_number(c, &n);
+        }
+        c->bad = 1;
+        return skip_value(c);
+    }
+    if (KEY(key, "arrayValue") || KEY(key, "kvlistValue")) {
+        ValuesOf of = {depth, key->start[0] == 'k'};
+        unsigned seen;
+        *bit = of.kvlist ? 32 : 16;
+        if (depth >= MAX_VALUE_DEPTH) c->bad = 1;
+        return members(c, values_member, &of, &seen);
+    }
+    if (KEY(key, "bytesValue")) {
+        *bit = 64;
+        status = string_value(c, &s, &is_string);
+        if (status == OK && is_string && !base64_ok(&s)) c->bad = 1;
+        return status;
+    }
+    return skip_value(c);
+}
+
+static int any_value(Cur *c, int depth) {
+    unsigned seen;
+    return members(c, any_value_member, &depth, &seen);
+}
+
+static int key_value_member(Cur *c, const Str *key, void *state, unsigned *bit) {
+    Str s;
+    int is_string;
+    if (KEY(key, "key")) {
+        *bit = 1;
+        return string_value(c, &s, &is_string);
+    }
+    if (KEY(key, "value")) {
+        *bit = 2;
+        int null = at_null(c);
+        if (null < 0) return WHOLE;
+        return null ? OK : any_value(c, *(const int *)state);
+    }
+    return skip_value(c);
+}
+
+/* One KeyValue object: it needs its key. */
+static int key_value(Cur *c, int depth) {
+    unsigned seen;
+    int status = members(c, key_value_member, &depth, &seen);
+    if (!(seen & 1)) c->bad = 1;
+    return status;
+}
+
+static int event_or_link_member(Cur *c, const Str *key, void *state, unsigned *bit) {
+    int link = *(const int *)state;
+    Str s;
+    int is_string;
+    uint8_t id[16];
+    size_t size;
+    if (KEY(key, "attributes")) {
+        *bit = 1;
+        return list_of(c, key_value, 0);
+    }
+    if (!link && KEY(key, "name")) {
+        *bit = 2;
+        return string_value(c, &s, &is_string);
+    }
+    if (!link && KEY(key, "timeUnixNano")) {
+        *bit = 4;
+        return uint64_field(c);
+    }
+    if (link && KEY(key, "traceId")) {
+        *bit = 8;
+        return id_field(c, id, 16, 0, &size);
+    }
+    if (link && KEY(key, "spanId")) {
+        *bit = 16;
+        return id_field(c, id, 8, 0, &size);
+    }
+    if (link && KEY(key, "traceState")) {
+        *bit = 32;
+        int null = at_null(c);
+        if (null < 0) return WHOLE;
+        return null ? OK : string_value(c, &s, &is_string);
+    }
+    return skip_value(c);
+}
+
+/* An event or (`link`) a link object: a link needs both ids. */
+static int event_or_link(Cur *c, int link) {
+    unsigned seen;
+    int status = members(c, event_or_link_member, &link, &seen);
+    if (link && (seen & 24) != 24) c->bad = 1;
+    return status;
 }
 
 static const char *const KIND_NAMES[] = {
@@ -658,37 +609,25 @@ static const char *const KIND_NAMES[] = {
 };
 static const char *const STATUS_NAMES[] = {"STATUS_CODE_UNSET", "STATUS_CODE_OK", "STATUS_CODE_ERROR"};
 
+static int status_member(Cur *c, const Str *key, void *Py_UNUSED(state), unsigned *bit) {
+    Str s;
+    int is_string;
+    if (KEY(key, "code")) {
+        *bit = 1;
+        return enum_field(c, STATUS_NAMES, 3);
+    }
+    if (KEY(key, "message")) {
+        *bit = 2;
+        return string_value(c, &s, &is_string);
+    }
+    return skip_value(c);
+}
+
 static int status_object(Cur *c) {
     int null = at_null(c);
     if (null < 0) return WHOLE;
-    if (null) return OK;
-    if (c->p >= c->end || *c->p != '{') {
-        c->bad = 1;
-        return skip_value(c);
-    }
-    int empty, more = 1;
-    unsigned seen = 0;
-    if (open_container(c, '}', &empty) != OK) return WHOLE;
-    while (!empty && more) {
-        Str key, s;
-        int is_string, status;
-        unsigned bit = 0;
-        if (read_key(c, &key) != OK) return WHOLE;
-        if (KEY(&key, "code")) {
-            bit = 1;
-            status = enum_field(c, STATUS_NAMES, 3);
-        } else if (KEY(&key, "message")) {
-            bit = 2;
-            status = string_value(c, &s, &is_string);
-        } else {
-            status = skip_value(c);
-        }
-        if (status != OK) return status;
-        if (seen & bit) c->bad = 1;
-        seen |= bit;
-        if (next_item(c, '}', &more) != OK) return WHOLE;
-    }
-    return OK;
+    unsigned seen;
+    return null ? OK : members(c, status_member, NULL, &seen);
 }
 
 typedef struct {
@@ -714,62 +653,66 @@ static PyObject *trace_id_object(Scan *scan, const uint8_t *id) {
     return trace_id;
 }
 
+/* A span's ids as its members give them (sizes 0 when absent or not valid hex of the width). */
+typedef struct {
+    uint8_t trace_id[16], span_id[8], parent[8];
+    size_t sizes[3];
+} SpanIds;
+
+static int span_member(Cur *c, const Str *key, void *state, unsigned *bit) {
+    SpanIds *ids = state;
+    Str s;
+    int is_string;
+    if (KEY(key, "traceId")) {
+        *bit = 1;
+        return id_field(c, ids->trace_id, 16, 0, &ids->sizes[0]);
+    }
+    if (KEY(key, "spanId")) {
+        *bit = 2;
+        return id_field(c, ids->span_id, 8, 0, &ids->sizes[1]);
+    }
+    if (KEY(key, "parentSpanId")) {
+        *bit = 4;
+        return id_field(c, ids->parent, 8, 1, &ids->sizes[2]);
+    }
+    if (KEY(key, "name")) {
+        *bit = 8;
+        return string_value(c, &s, &is_string);
+    }
+    if (KEY(key, "kind")) {
+        *bit = 16;
+        return enum_field(c, KIND_NAMES, 6);
+    }
+    if (KEY(key, "startTimeUnixNano") || KEY(key, "endTimeUnixNano")) {
+        *bit = key->start[0] == 's' ? 32 : 64;
+        return uint64_field(c);
+    }
+    if (KEY(key, "attributes")) {
+        *bit = 128;
+        return list_of(c, key_value, 0);
+    }
+    if (KEY(key, "events") || KEY(key, "links")) {
+        int link = key->start[0] == 'l';
+        *bit = link ? 512 : 256;
+        return list_of(c, event_or_link, link);
+    }
+    if (KEY(key, "status")) {
+        *bit = 1024;
+        return status_object(c);
+    }
+    return skip_value(c);
+}
+
 /* One span object (the cursor on its '{'): its tuple appended to scan->spans. */
 static int scan_span(Scan *scan, Cur *c) {
     const uint8_t *start = c->p;
-    uint8_t trace_id[16], span_id[8], parent[8];
-    size_t sizes[3] = {0, 0, 0};
-    unsigned seen = 0;
-    int empty, more = 1;
+    SpanIds ids = {.sizes = {0, 0, 0}};
+    unsigned seen;
     c->bad = 0;
-    if (open_container(c, '}', &empty) != OK) return WHOLE;
-    while (!empty && more) {
-        Str key, s;
-        int is_string, status;
-        unsigned bit = 0;
-        if (read_key(c, &key) != OK) return WHOLE;
-        if (KEY(&key, "traceId")) {
-            bit = 1;
-            status = id_field(c, trace_id, 16, 0, &sizes[0]);
-        } else if (KEY(&key, "spanId")) {
-            bit = 2;
-            status = id_field(c, span_id, 8, 0, &sizes[1]);
-        } else if (KEY(&key, "parentSpanId")) {
-            bit = 4;
-            status = id_field(c, parent, 8, 1, &sizes[2]);
-        } else if (KEY(&key, "name")) {
-            bit = 8;
-            status = string_value(c, &s, &is_string);
-        } else if (KEY(&key, "kind")) {
-            bit = 16;
-            status = enum_field(c, KIND_NAMES, 6);
-        } else if (KEY(&key, "startTimeUnixNano")) {
-            bit = 32;
-            status = uint64_field(c);
-        } else if (KEY(&key, "endTimeUnixNano")) {
-            bit = 64;
-            status = uint64_field(c);
-        } else if (KEY(&key, "attributes")) {
-            bit = 128;
-            status = key_values(c, 0);
-        } else if (KEY(&key, "events")) {
-            bit = 256;
-            status = object_list(c, 0);
-        } else if (KEY(&key, "links")) {
-            bit = 512;
-            status = object_list(c, 1);
-        } else if (KEY(&key, "status")) {
-            bit = 1024;
-            status = status_object(c);
-        } else {
-            status = skip_value(c);
-        }
-        if (status != OK) return status;
-        if (seen & bit) c->bad = 1;
-        seen |= bit;
-        if (next_item(c, '}', &more) != OK) return WHOLE;
-    }
-    int marked = c->bad || sizes[0] != 16 || all_zero(trace_id, 16) || sizes[1] != 8 || all_zero(span_id, 8);
+    int status = members(c, span_member, &ids, &seen);
+    if (status != OK) return status;
+    int marked =
+        c->bad || ids.sizes[0] != 16 || all_zero(ids.trace_id, 16) || ids.sizes[1] != 8 || all_zero(ids.span_id, 8);
     PyObject *span = scan->span_type->tp_alloc(scan->span_type, 6);
     if (span == NULL) return ERROR;
     PyObject *items[6];
@@ -779,9 +722,9 @@ static int scan_span(Scan *scan, Cur *c) {
         items[1] = Py_NewRef(Py_None);
         items[2] = Py_NewRef(Py_None);
     } else {
-        items[0] = trace_id_object(scan, trace_id);
-        items[1] = PyBytes_FromStringAndSize((const char *)span_id, 8);
-        items[2] = PyBytes_FromStringAndSize(sizes[2] ? (const char *)parent : NULL, (Py_ssize_t)sizes[2]);
+        items[0] = trace_id_object(scan, ids.trace_id);
+        items[1] = PyBytes_FromStringAndSize((const char *)ids.span_id, 8);
+        items[2] = PyBytes_FromStringAndSize(ids.sizes[2] ? (const char *)ids.parent : NULL, (Py_ssize_t)ids.sizes[2]);
     }
     items[3] = Py_NewRef(scan->codec);
     items[4] = PyBytes_FromStringAndSize((const char *)start, c->p - start);
