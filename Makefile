@@ -56,10 +56,10 @@ pytest: sync ## Run the tests (on PYTEST_WORKERS processes, a test file per work
 	$(RUN) pytest $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --dist loadfile)
 
 schema: sync ## Write docs/results.schema.json (the results contract's JSON Schema) from the models
-	$(RUN) python -c "from coordbench.resultdoc import schema_text; print(schema_text(), end='')" > docs/results.schema.json
+	$(RUN) python -c "from coordbench.results.document import schema_text; print(schema_text(), end='')" > docs/results.schema.json
 
 dashboards: sync ## Write dashboards/ (Grafana dashboard and provisioning, Prometheus config and alert rules) from the code
-	$(RUN) python -m coordbench.online.dashboard dashboards
+	$(RUN) python -m coordbench.dashboards.grafana dashboards
 
 FUZZ_COUNT ?= 2000000
 FUZZ_JSON_COUNT ?= 200000

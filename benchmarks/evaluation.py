@@ -17,9 +17,9 @@ import time
 from dataclasses import dataclass
 
 from coordbench import semconv
-from coordbench.backend import tune_gc_for_ingest
 from coordbench.graph import evaluate_graph
 from coordbench.otlp import decode_protobuf, export_request
+from coordbench.server.app import tune_gc_for_ingest
 from coordbench.spans import SpanData, SpanKind
 from coordbench.store import TraceStore
 

@@ -23,7 +23,7 @@ import uvicorn
 from fastapi import FastAPI, Request, Response
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
-from coordbench.backend import tune_gc_for_ingest
+from coordbench.server.app import tune_gc_for_ingest
 
 _EMPTY = ExportTraceServiceResponse().SerializeToString()
 

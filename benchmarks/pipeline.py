@@ -16,10 +16,10 @@ import time
 from dataclasses import dataclass
 
 from benchmarks.evaluation import AGENTS, synthetic_trace
-from coordbench.backend import tune_gc_for_ingest
 from coordbench.evals import EvalConfig, EvalContext, EvalPipeline, EvalScenario, JudgeConfig, select_evaluators
 from coordbench.evals.judge_prompt import build_prompt
 from coordbench.graph import evaluate_graph
+from coordbench.server.app import tune_gc_for_ingest
 
 SPANS = 10_000
 RUNS = 5

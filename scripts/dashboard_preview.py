@@ -6,7 +6,7 @@ for SECONDS (default 120) sends traffic: team ``search`` coordinates well throug
 ``billing`` works one member after another; team ``support`` coordinates well for the first
 half, then its members fail, repeat and relay; background spans without A2A calls flow all
 along, and a burst at the end overflows the evaluation queue once. The dashboard's panels
-are then queried from that Prometheus and drawn (``coordbench.report.dashboard``) into
+are then queried from that Prometheus and drawn (``coordbench.dashboards.page``) into
 ``docs/images/dashboard.html`` and, through headless Chromium, ``docs/images/dashboard.png``.
 
 The traces come from the test suite's team generator (``tests/evals/teams.py``).
@@ -27,9 +27,9 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from coordbench.backend import create_app  # noqa: E402
+from coordbench.dashboards.page import query_panels, render_dashboard  # noqa: E402
 from coordbench.otlp import export_request  # noqa: E402
-from coordbench.report.dashboard import query_panels, render_dashboard  # noqa: E402
+from coordbench.server.app import create_app  # noqa: E402
 from coordbench.settings import Settings  # noqa: E402
 from coordbench.testing import LoopbackServer  # noqa: E402
 from evals.teams import Team, team_spans  # noqa: E402

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from coordbench.a2a import build_agent_card, create_a2a_app
-from coordbench.backend import create_app
+from coordbench.server.app import create_app
 from coordbench.settings import Settings
 from coordbench.testing import LoopbackServer
 

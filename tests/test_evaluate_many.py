@@ -16,7 +16,7 @@ import pytest
 
 from coordbench.otlp import export_request_json
 from coordbench.spans import SpanData
-from coordbench.tracefile import load_traces
+from coordbench.traces.file import load_traces
 from evals.traces import client, server
 from support.spans import sid, span
 

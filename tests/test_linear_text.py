@@ -19,10 +19,9 @@ from coordbench.evals.calls import message_text
 from coordbench.evals.judge_prompt import find_injection
 from coordbench.evals.textsim import rouge_l, tfidf_vectors, tokens
 from coordbench.instrument._payload import recorded_messages
-from coordbench.jsonguard import json_problem
 from coordbench.purple.text import extract, numbers, risks, sentences, words
-from coordbench.redaction import redact
-from coordbench.urls import redact_urls_in
+from coordbench.redaction import redact, redact_urls_in
+from coordbench.server.jsonguard import json_problem
 
 HOSTILE: dict[str, Callable[[int], str]] = {
     "letters": lambda n: "a" * n,

@@ -32,7 +32,7 @@ from coordbench.processes import Child, ChildStartError, wait_until
 from coordbench.purple.launcher import Fleet, TeamStartError
 from coordbench.purple.team import SHAPES, Team, team_for_shape
 from coordbench.report import render_comparison
-from coordbench.resultdoc import ResultRow, ResultsDocument
+from coordbench.results.document import ResultRow, ResultsDocument
 
 __all__ = [
     "DEMO_CONFIG",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from coordbench.resultdoc import ResultRow, ResultsDocument
 from coordbench.results import AssessmentReport, ScenarioReport, result_row
+from coordbench.results.document import ResultRow, ResultsDocument
 from evals.teams import TRACE, Team, Worker, evaluate_spans, outcome, team_spans
 
 STAR = Team(

@@ -13,7 +13,7 @@ import pytest
 from compare.runs import SERIAL, STAR, THROUGH_A_RELAY, WRITER_FAILS, WRITER_LEFT_OUT, row
 from coordbench.compare import Comparison, broken, compare_rows, parse_rules
 from coordbench.compare.diff import SINGLE_RUN_NOISE
-from coordbench.resultdoc import ResultRow
+from coordbench.results.document import ResultRow
 from evals.teams import Team
 
 RUNS = 3

@@ -28,7 +28,7 @@ import yaml
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2_grpc import TraceServiceStub
 
 from coordbench.clickhouse import ClickHouseTraces, connect
-from coordbench.clickhouse.dashboard import SQL_PANELS
+from coordbench.dashboards.clickhouse import SQL_PANELS
 from coordbench.otlp import export_request
 from coordbench.spans import SpanData
 from online.traces import FAILING, GOOD, SERIAL, evaluation, team_trace

@@ -208,7 +208,7 @@ def test_workflows_parse_and_name_files_and_targets_that_exist() -> None:
 
 
 def test_the_observability_profile_wires_prometheus_and_grafana_to_the_dashboards() -> None:
-    from coordbench.online import dashboard
+    from coordbench.dashboards import grafana as dashboard
 
     services: dict[str, Any] = COMPOSE["services"]
     configs: dict[str, Any] = COMPOSE["configs"]
@@ -247,8 +247,8 @@ def test_the_observability_profile_wires_prometheus_and_grafana_to_the_dashboard
 
 def test_the_scale_profile_agrees_with_its_collector_prometheus_and_grafana() -> None:
     from coordbench.clickhouse import parse_store_url
-    from coordbench.clickhouse.dashboard import CLICKHOUSE_UID
-    from coordbench.online import dashboard
+    from coordbench.dashboards import grafana as dashboard
+    from coordbench.dashboards.clickhouse import CLICKHOUSE_UID
 
     services: dict[str, Any] = COMPOSE["services"]
     configs: dict[str, Any] = COMPOSE["configs"]

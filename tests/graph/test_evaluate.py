@@ -6,9 +6,9 @@ import random
 
 import pytest
 
+from coordbench.evals.groundtruth import load_ground_truth, pattern_spans
 from coordbench.graph import evaluate_graph
 from coordbench.graph.metrics import Thresholds
-from coordbench.groundtruth import load_ground_truth, pattern_spans
 from support.spans import call, serve, sid, span
 
 

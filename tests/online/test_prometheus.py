@@ -25,8 +25,8 @@ import pytest
 import yaml
 
 from conftest import Backend, StartBackend
-from coordbench.online import dashboard
-from coordbench.report.dashboard import query_panels, render_dashboard
+from coordbench.dashboards import grafana as dashboard
+from coordbench.dashboards.page import query_panels, render_dashboard
 from evals.teams import Team
 from online.traces import FAILING, GOOD, evaluation, post, stats, team_trace, trace_id, until
 from support.serving import free_port

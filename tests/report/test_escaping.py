@@ -19,8 +19,8 @@ import pytest
 
 from coordbench.evals import EvalContext, EvalPipeline, EvalScenario, TeamOutcome
 from coordbench.report import render_comparison, render_report
-from coordbench.resultdoc import ResultsDocument
 from coordbench.results import AssessmentReport, ScenarioReport, agentbeats_results
+from coordbench.results.document import ResultsDocument
 from coordbench.spans import SpanData, StatusCode
 from evals.traces import client, server
 from support.spans import sid, span

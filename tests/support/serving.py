@@ -8,7 +8,7 @@ from typing import Any
 
 import uvicorn
 
-from coordbench.loopback import bind_loopback
+from coordbench.server.loopback import bind_loopback
 
 
 def free_port() -> int:

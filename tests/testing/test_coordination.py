@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from compare.runs import SERIAL, STAR, THROUGH_A_RELAY, WRITER_FAILS, WRITER_LEFT_OUT
-from coordbench.resultdoc import ResultsDocument
+from coordbench.results.document import ResultsDocument
 from coordbench.testing import (
     CoordinationAssertionError,
     RecordingSpanExporter,

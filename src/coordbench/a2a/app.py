@@ -24,9 +24,9 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.routing import BaseRoute
 
-from coordbench.bodylimit import BodyLimitMiddleware
 from coordbench.instrument.card import with_trace_extensions
-from coordbench.jsonguard import JsonGuardMiddleware
+from coordbench.server.bodylimit import BodyLimitMiddleware
+from coordbench.server.jsonguard import JsonGuardMiddleware
 
 __all__ = [
     "DEFAULT_MAX_REQUEST_BYTES",
@@ -142,7 +142,7 @@ def create_a2a_app(
     """A Starlette app serving ``executor`` as an A2A agent: card, JSON-RPC (1.0 + 0.3) and REST.
 
     The request handler is closed when the app shuts down, so no agent task outlives the server.
-    Every request body is bounded (:class:`~coordbench.bodylimit.BodyLimitMiddleware`): a
+    Every request body is bounded (:class:`~coordbench.server.bodylimit.BodyLimitMiddleware`): a
     larger one gets 413 as soon as its bytes pass the cap, before the handler buffers it.
 
     Args:

@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from coordbench.green import GreenSettings
-    from coordbench.loopback import LoopbackServer
-    from coordbench.resultdoc import ResultRow
+    from coordbench.results.document import ResultRow
+    from coordbench.server.loopback import LoopbackServer
 
 __all__ = ["assess"]
 
@@ -72,8 +72,8 @@ def assess(
     from coordbench.a2a import AgentCallError
     from coordbench.green import RequestError, create_green_app
     from coordbench.green.request import validate_request
-    from coordbench.loopback import LoopbackServer
-    from coordbench.resultdoc import ResultRow, ResultsDocument, ResultsDocumentError
+    from coordbench.results.document import ResultRow, ResultsDocument, ResultsDocumentError
+    from coordbench.server.loopback import LoopbackServer
 
     console = Console(stderr=True, log_path=False)
     if not (math.isfinite(timeout) and timeout > 0):

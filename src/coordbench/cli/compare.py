@@ -15,7 +15,7 @@ from rich.console import Console
 from coordbench.cli.output import check_writable, write_text
 
 if TYPE_CHECKING:
-    from coordbench.resultdoc import ResultRow
+    from coordbench.results.document import ResultRow
     from coordbench.spans import SpanData
 
 __all__ = ["compare"]
@@ -41,8 +41,8 @@ class _Side:
 def _add_file(side: _Side, path: Path) -> None:
     """A results.json document's rows, or a trace file's traces evaluated; the file read and parsed once."""
     from coordbench import jsontext
-    from coordbench.resultdoc import ResultsDocument
-    from coordbench.tracefile import by_trace, spans_in
+    from coordbench.results.document import ResultsDocument
+    from coordbench.traces.file import by_trace, spans_in
 
     try:
         body = path.read_bytes()
@@ -76,8 +76,8 @@ def _add_traces(side: _Side, by_trace: dict[str, list[SpanData]]) -> None:
 
 def _load(source: str, receiver: str | None, token: str | None) -> _Side:
     from coordbench.cli.evaluate import fetch_trace
-    from coordbench.resultdoc import ResultsDocument, ResultsDocumentError
-    from coordbench.tracefile import TraceFileError
+    from coordbench.results.document import ResultsDocument, ResultsDocumentError
+    from coordbench.traces.file import TraceFileError
 
     side = _Side(label=source)
     path = Path(source)
@@ -108,7 +108,7 @@ def _fetch_spans(sides: list[_Side], receiver: str, token: str | None, console: 
     """Each scenario's first traced run of results.json sides, for the waterfalls (a trace not found is left out)."""
     from coordbench.cli.evaluate import fetch_trace
     from coordbench.compare.diff import scenario_runs
-    from coordbench.tracefile import TraceFileError
+    from coordbench.traces.file import TraceFileError
 
     for side in sides:
         for runs in scenario_runs(side.rows).values():
@@ -146,9 +146,9 @@ def compare(
     bad input.
     """
     from coordbench.compare import RuleError, broken, compare_rows, parse_rules
+    from coordbench.compare.page import render_diff
     from coordbench.compare.render import markdown as as_markdown
     from coordbench.compare.render import tables
-    from coordbench.report.diff import render_diff
 
     console = Console(stderr=True)
     try:

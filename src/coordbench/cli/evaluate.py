@@ -29,7 +29,7 @@ def fetch_trace(receiver: str, trace_id: str, token: str | None = None) -> list[
     Raises:
         TraceFileError: If the receiver cannot be reached or does not answer a trace.
     """
-    from coordbench.tracefetch import TraceSource
+    from coordbench.traces.source import TraceSource
 
     return TraceSource((receiver,), token).fetch(trace_id)
 
@@ -41,7 +41,7 @@ def _config(path: Path | None) -> dict[str, Any] | None:
     trace carries its scenarios' tasks and references).
     """
     from coordbench.green.request import validate_config
-    from coordbench.tracefile import TraceFileError
+    from coordbench.traces.file import TraceFileError
 
     if path is None:
         return None
@@ -140,8 +140,8 @@ def evaluate(
     [...]}. A trace gives the same line whether it is evaluated alone or among others, with any
     --jobs. Exits 2 on unusable input.
     """
-    from coordbench.tracefetch import TraceSource
-    from coordbench.tracefile import TraceFileError, load_traces
+    from coordbench.traces.file import TraceFileError, load_traces
+    from coordbench.traces.source import TraceSource
 
     console = Console(stderr=True)
     if (trace_file is None) == (trace_id is None):

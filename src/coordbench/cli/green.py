@@ -48,8 +48,8 @@ def green(
     evaluations_store: EvaluationsStoreOption = None,
 ) -> None:
     """Serve the green assessor: send it {"participants": {role: url}, "config": {...}} over A2A."""
-    from coordbench.backend import tune_gc_for_ingest
     from coordbench.green import create_green_app, load_green_settings
+    from coordbench.server.app import tune_gc_for_ingest
     from coordbench.settings import auth_note
 
     console = Console(stderr=True)

@@ -31,7 +31,7 @@ def groundtruth(
     Prints a table and the classification accuracy; exits 1 if a label (or, with --strict,
     an expected metric) disagrees, 2 if the file is unusable.
     """
-    from coordbench.groundtruth import evaluate_scenario, load_ground_truth
+    from coordbench.evals.groundtruth import evaluate_scenario, load_ground_truth
 
     console = Console()
     try:

@@ -49,7 +49,7 @@ def receiver(
 
     With --evaluate, every trace with A2A calls is evaluated once complete (GET /v1/evaluations).
     """
-    from coordbench.backend import create_app, tune_gc_for_ingest
+    from coordbench.server.app import create_app, tune_gc_for_ingest
     from coordbench.settings import auth_note, load_settings
 
     console = Console(stderr=True)

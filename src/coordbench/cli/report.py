@@ -37,10 +37,10 @@ def report(
     """
     from coordbench.evals.replay import scenario_spans
     from coordbench.report import render_report
-    from coordbench.resultdoc import ResultsDocument, ResultsDocumentError
     from coordbench.results import trace_results
-    from coordbench.tracefetch import TraceSource
-    from coordbench.tracefile import TraceFileError
+    from coordbench.results.document import ResultsDocument, ResultsDocumentError
+    from coordbench.traces.file import TraceFileError
+    from coordbench.traces.source import TraceSource
 
     console = Console(stderr=True)
     if (results is None) == (trace_id is None):

@@ -30,8 +30,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from coordbench.clickhouse.schema import identifier
 from coordbench.errors import CoordbenchError
-from coordbench.redaction import register_secret
-from coordbench.urls import redact_url
+from coordbench.redaction import redact_url, register_secret
 
 __all__ = ["ClickHouse", "ClickHouseError", "JsonNumber", "Shard", "StoreUrl", "connect", "parse_store_url"]
 

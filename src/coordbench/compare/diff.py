@@ -38,7 +38,7 @@ from coordbench.compare.model import (
     Verdict,
 )
 from coordbench.compare.noise import difference
-from coordbench.resultdoc import PART_ORDER, ResultRow, ScenarioEntry
+from coordbench.results.document import PART_ORDER, ResultRow, ScenarioEntry
 
 __all__ = [
     "MIN_EFFECT",

@@ -23,8 +23,7 @@ from coordbench.errors import CoordbenchError, describe_validation_error
 from coordbench.evals.base import TIER_JUDGEMENT, EvalContext, Evaluator
 from coordbench.evals.coordination import CoordinationResult, assess_coordination
 from coordbench.evals.judge_prompt import JUDGMENT_SCHEMA, WireJudgment, build_prompt, find_injections
-from coordbench.redaction import redact
-from coordbench.urls import redact_url
+from coordbench.redaction import redact, redact_url
 
 __all__ = ["JudgeResult", "LLMJudgeEvaluator", "rule_judgment"]
 

@@ -33,14 +33,14 @@ from coordbench.evals import (
     TeamOutcome,
     run_evaluator,
 )
+from coordbench.evals.groundtruth import pattern_spans
 from coordbench.graph.metrics import GraphMetrics
 from coordbench.green.request import AssessmentRequest, ScenarioConfig
-from coordbench.groundtruth import pattern_spans
 from coordbench.instrument import host_step
+from coordbench.redaction import redact_url
 from coordbench.results import AssessmentReport, ScenarioReport
 from coordbench.spans import SpanData
 from coordbench.store import SpanStore
-from coordbench.urls import redact_url
 
 __all__ = ["OUTPUT_LIMIT", "REFERENCES_LIMIT", "Assessment", "Progress", "outcome_attributes", "scenario_attributes"]
 

@@ -28,10 +28,10 @@ from coordbench.evals import JudgeConfig
 from coordbench.green.assessment import Assessment
 from coordbench.green.reports import ReportShelf
 from coordbench.green.request import RequestError, parse_request
+from coordbench.redaction import redact_url
 from coordbench.results import AssessmentReport, agentbeats_results, result_row, summary_text
 from coordbench.spans import SpanData
 from coordbench.store import SpanStore
-from coordbench.urls import redact_url
 
 __all__ = ["GreenExecutor"]
 

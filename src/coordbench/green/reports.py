@@ -18,7 +18,7 @@ from pathlib import Path
 
 from coordbench.evals.replay import scenario_spans
 from coordbench.report import render_report
-from coordbench.resultdoc import ResultsDocument
+from coordbench.results.document import ResultsDocument
 from coordbench.spans import SpanData
 
 __all__ = ["KEPT", "ReportShelf"]

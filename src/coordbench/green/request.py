@@ -21,8 +21,8 @@ from coordbench.datafiles import data_file
 from coordbench.errors import CoordbenchError, describe_validation_error
 from coordbench.evals import EvalConfig, EvalScenario, JudgeConfig
 from coordbench.evals.config import check_weights
+from coordbench.evals.groundtruth import InteractionPattern, load_ground_truth
 from coordbench.graph.metrics import Label, Thresholds
-from coordbench.groundtruth import InteractionPattern, load_ground_truth
 
 __all__ = [
     "SAMPLE_REQUEST",

@@ -4,7 +4,7 @@ Routes:
 
 - A2A: the agent card (``/.well-known/agent-card.json``), JSON-RPC 1.0 and 0.3 at ``/``,
   REST under ``/rest``;
-- the trace backend (:func:`coordbench.backend.mount_backend`): ``POST /v1/traces`` (OTLP/HTTP),
+- the trace backend (:func:`coordbench.server.app.mount_backend`): ``POST /v1/traces`` (OTLP/HTTP),
   ``POST /traces`` (traceability Steps as JSON, for agents that report Steps instead of spans),
   ``GET /v1/traces[/{id}]``, ``GET /v1/stats``;
 - ``POST /register`` and ``GET /peers``: the agent registry for peer discovery;
@@ -36,12 +36,12 @@ from pydantic import Field
 from coordbench import __version__
 from coordbench.a2a import a2a_routes, build_agent_card
 from coordbench.a2a.app import is_rest_path
-from coordbench.backend import backend_app, build_store, serve_store
 from coordbench.green.executor import GreenExecutor
 from coordbench.green.registry import PeerRegistry, Registration
 from coordbench.green.reports import ReportShelf
 from coordbench.green.request import SAMPLE_REQUEST
 from coordbench.green.tracing import AssessorTracing
+from coordbench.server.app import backend_app, build_store, serve_store
 from coordbench.settings import Settings, load_settings
 from coordbench.store import SpanStore
 from coordbench.telemetry import requested_exporters

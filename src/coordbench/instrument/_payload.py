@@ -10,7 +10,7 @@ from typing import Any
 from a2a.types import Artifact, Message, Part, TaskState
 from google.protobuf.json_format import MessageToDict
 
-from coordbench.urls import redact_urls_in
+from coordbench.redaction import redact_urls_in
 
 __all__ = [
     "CHARS_PER_TOKEN",
@@ -120,7 +120,7 @@ def parts_text(parts: Iterable[Part]) -> str:
 def recorded_messages(role: str, texts: Iterable[str]) -> str:
     """GenAI-convention JSON for captured content, truncated to :data:`CONTENT_LIMIT` characters in all.
 
-    URLs in the text lose their credentials and query values (:func:`coordbench.urls.redact_url`):
+    URLs in the text lose their credentials and query values (:func:`coordbench.redaction.redact_url`):
     agents pass each other URLs in messages (an assessor hands a team its peers' addresses),
     and a URL may carry a token.
 

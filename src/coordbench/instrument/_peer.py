@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 from coordbench import semconv
 from coordbench.instrument import _sdk
-from coordbench.urls import redact_url
+from coordbench.redaction import redact_url
 
 __all__ = ["Peer", "peer_of"]
 

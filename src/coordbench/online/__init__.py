@@ -4,6 +4,7 @@
 - :mod:`~coordbench.online.job`: one evaluation as the worker runs it (``coordbench evaluate``'s own);
 - :mod:`~coordbench.online.records`: the evaluations kept for reading (bounded, durable with a data dir);
 - :mod:`~coordbench.online.api`: ``GET /v1/evaluations`` and ``GET /v1/traces/{id}/evaluation``;
-- :mod:`~coordbench.online.events`: ``gen_ai.evaluation.result`` events on the evaluated trace;
-- :mod:`~coordbench.online.dashboard`: the Grafana dashboard and Prometheus alert rules, built from the metric names.
+- :mod:`~coordbench.online.events`: ``gen_ai.evaluation.result`` events on the evaluated trace.
+
+The dashboards and alert rules built from its metrics are :mod:`coordbench.dashboards`.
 """

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, HTTPException, Query, Request, Response
 
 from coordbench.online.evaluator import OnlineEvaluator
-from coordbench.peers import from_peers
+from coordbench.server.peers import from_peers
 
 __all__ = ["parse_since", "router"]
 

@@ -33,11 +33,11 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from coordbench.meters import BackendMeters
 from coordbench.online.events import EvaluationEvents
 from coordbench.online.job import DEFAULT_TEAM_ATTRIBUTE, JobRequest, JobResult, may_hold_agent_calls, rows_of
 from coordbench.online.records import EvaluationLog, EvaluationRecord, ScenarioSummary
 from coordbench.online.worker import WorkerDiedError, WorkerProcess, WorkerTimeoutError
+from coordbench.server.meters import BackendMeters
 from coordbench.store import SpanStore
 
 __all__ = ["SKIP_REASONS", "OnlineEvaluator", "OnlineSettings", "judge_sampled"]

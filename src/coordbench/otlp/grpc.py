@@ -19,11 +19,11 @@ import anyio.to_thread
 import grpc
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
-from coordbench.auth import bearer_ok
 from coordbench.otlp.decode import decode_protobuf
 from coordbench.otlp.ingest import Inflight, ingest
 from coordbench.otlp.model import OtlpDecodeError
 from coordbench.otlp.weight import decode_weight
+from coordbench.server.auth import bearer_ok
 from coordbench.store import SpanStore
 
 __all__ = ["GrpcReceiver"]

@@ -24,7 +24,6 @@ from google.rpc import code_pb2, status_pb2  # pyright: ignore[reportMissingType
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 from starlette.requests import ClientDisconnect
 
-from coordbench.bodylimit import BodyTooLargeError
 from coordbench.errors import CoordbenchError
 from coordbench.otlp.decode import decode_protobuf
 from coordbench.otlp.ingest import Inflight, ingest
@@ -32,6 +31,7 @@ from coordbench.otlp.jsondecode import decode_json
 from coordbench.otlp.model import DecodeResult, OtlpDecodeError
 from coordbench.otlp.weight import decode_weight
 from coordbench.otlp.zstd import ZstdBodyError, ZstdTooLargeError, decompress_zstd
+from coordbench.server.bodylimit import BodyTooLargeError
 from coordbench.settings import Settings
 from coordbench.store import SpanStore
 
@@ -111,7 +111,7 @@ async def read_body(request: Request, limit: int) -> bytes:
 
     Raises:
         BodyTooLargeError: The declared or the received size is over ``limit`` (or over the
-            app-wide cap of :class:`~coordbench.bodylimit.BodyLimitMiddleware`, which may come first).
+            app-wide cap of :class:`~coordbench.server.bodylimit.BodyLimitMiddleware`, which may come first).
     """
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:

@@ -4,7 +4,7 @@ The body is ``{"agent": name, "steps": [Step, ...]}``, a list of Steps, or one S
 shapes: :mod:`coordbench.steps`). Each Step becomes a span in the same store the OTLP routes
 fill. The body is read under the same bound as an OTLP export (:func:`read_body`); what goes
 wrong is raised as the domain's errors, which the app's exception handlers answer
-(:func:`coordbench.backend.mount_backend`): 400 naming every malformed field of the first
+(:func:`coordbench.server.app.mount_backend`): 400 naming every malformed field of the first
 malformed Step, 413 over the size cap or for a batch larger than the whole store, 415 for a
 non-JSON body, 503 with ``Retry-After`` when the store is full.
 """

@@ -24,11 +24,11 @@ from starlette.applications import Starlette
 
 from coordbench import __version__
 from coordbench.a2a import build_agent_card, create_a2a_app
-from coordbench.loopback import AnnouncingServer
 from coordbench.purple.agent import PurpleAgent
 from coordbench.purple.llm import LLMBackend
 from coordbench.purple.roles import ROLES
 from coordbench.purple.team import Team
+from coordbench.server.loopback import AnnouncingServer
 
 __all__ = ["PurpleSettings", "create_purple_app", "register", "serve_member"]
 

@@ -26,7 +26,7 @@ from coordbench.graph.metrics.detections import Detections
 from coordbench.graph.metrics.result import GraphMetrics
 from coordbench.report.svg import agent_graph_svg, waterfall_svg
 from coordbench.report.templates import render
-from coordbench.resultdoc import PART_ORDER, ResultsDocument, ScenarioEntry
+from coordbench.results.document import PART_ORDER, ResultsDocument, ScenarioEntry
 from coordbench.spans import SpanData
 
 __all__ = ["render_comparison", "render_report"]

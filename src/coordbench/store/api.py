@@ -16,7 +16,7 @@ from fastapi import APIRouter, HTTPException, Query, Request, Response
 from fastapi.responses import StreamingResponse
 
 from coordbench.errors import CoordbenchError
-from coordbench.peers import from_peers
+from coordbench.server.peers import from_peers
 from coordbench.spans import span_to_dict
 from coordbench.store.base import SpanStore, TraceSnapshot
 

@@ -38,11 +38,11 @@ from tau2.data_model.message import AssistantMessage, Message, MultiToolMessage,
 from tau2.environment.tool import Tool
 
 from coordbench.a2a import AgentCallError, Reply
+from coordbench.redaction import redact_urls_in
 from coordbench.tau2.bridge import BRIDGE
 from coordbench.tau2.config import TOKEN_ENV, A2AConfig
 from coordbench.tau2.metrics import MetricsBook, RequestMetrics
 from coordbench.tau2.translate import ParsedReply, encode_request, instructions_text, parse_reply
-from coordbench.urls import redact_urls_in
 
 __all__ = [
     "AGENT_NAME",

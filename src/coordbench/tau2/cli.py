@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, cast
 from rich.console import Console
 
 from coordbench.errors import ConfigurationError
-from coordbench.urls import redact_url
+from coordbench.redaction import redact_url
 
 if TYPE_CHECKING:
     from coordbench.tau2.config import A2AConfig

@@ -9,8 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 
 from coordbench.a2a import DEFAULT_TIMEOUT
 from coordbench.errors import ConfigurationError, describe_validation_error
-from coordbench.redaction import register_secret
-from coordbench.urls import redact_url
+from coordbench.redaction import redact_url, register_secret
 
 __all__ = ["LLM_ARGS_KEYS", "TOKEN_ENV", "A2AConfig"]
 

@@ -23,11 +23,11 @@ from opentelemetry import trace
 
 from coordbench import semconv
 from coordbench.errors import ConfigurationError
+from coordbench.redaction import redact_url
 from coordbench.tau2.agent import Run, close_run, open_run, register
 from coordbench.tau2.bridge import BRIDGE
 from coordbench.tau2.config import A2AConfig
 from coordbench.tau2.metrics import run_report
-from coordbench.urls import redact_url
 
 __all__ = ["RUN_SPAN", "A2ASession", "a2a_session", "evaluate"]
 

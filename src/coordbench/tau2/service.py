@@ -46,8 +46,8 @@ from google.genai import types
 from coordbench.a2a import AgentCallError, build_agent_card
 from coordbench.errors import ConfigurationError
 from coordbench.jsontext import integral_ints
+from coordbench.redaction import redact_url
 from coordbench.tau2.config import A2AConfig
-from coordbench.urls import redact_url
 
 __all__ = [
     "AGENTS_DIR",

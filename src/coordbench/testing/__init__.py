@@ -11,7 +11,7 @@
 from typing import TYPE_CHECKING
 
 from coordbench.lazy import lazy_exports
-from coordbench.loopback import LoopbackServer, bind_loopback
+from coordbench.server.loopback import LoopbackServer, bind_loopback
 from coordbench.spans import SpanData, span_data_from_readable
 from coordbench.spantree import AgentCall
 from coordbench.testing.exporter import RecordingSpanExporter

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from coordbench.compare import Comparison, Rule, broken, compare_rows, worse_than
 from coordbench.compare.diff import SCORED_PARTS
-from coordbench.resultdoc import ResultRow, ResultsDocument, ScenarioEntry
 from coordbench.results import trace_results
+from coordbench.results.document import ResultRow, ResultsDocument, ScenarioEntry
 from coordbench.spans import SpanData
 from coordbench.testing.exporter import RecordingSpanExporter
 

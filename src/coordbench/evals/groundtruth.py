@@ -195,7 +195,7 @@ def pattern_spans(
                     end_time_unix_nano=clock + duration,
                     attributes={**common, semconv.A2A_CALLER_NAME: edge.source},
                     resource={semconv.SERVICE_NAME: edge.source},
-                    scope_name="coordbench.groundtruth",
+                    scope_name="coordbench.evals.groundtruth",
                 )
             )
             spans.append(
@@ -209,7 +209,7 @@ def pattern_spans(
                     end_time_unix_nano=clock + duration - duration // 10,
                     attributes=common,
                     resource={semconv.SERVICE_NAME: edge.target},
-                    scope_name="coordbench.groundtruth",
+                    scope_name="coordbench.evals.groundtruth",
                 )
             )
             clock += duration + 1_000_000
@@ -230,7 +230,7 @@ def pattern_spans(
                     semconv.GEN_AI_TOOL_NAME: "work_alone",
                 },
                 resource={semconv.SERVICE_NAME: agent},
-                scope_name="coordbench.groundtruth",
+                scope_name="coordbench.evals.groundtruth",
             )
         )
         clock += 6_000_000
@@ -249,7 +249,7 @@ def pattern_spans(
                 semconv.A2A_CALL_TYPE: "HOST",
             },
             resource={semconv.SERVICE_NAME: HOST_SERVICE},
-            scope_name="coordbench.groundtruth",
+            scope_name="coordbench.evals.groundtruth",
         )
     )
     return spans

@@ -16,18 +16,18 @@ from fastapi.routing import APIRoute
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 
 from coordbench import __version__
-from coordbench.auth import bearer_ok
-from coordbench.bodylimit import BodyLimitMiddleware, BodyTooLargeError
 from coordbench.errors import StepFormatError
-from coordbench.jsonguard import JsonGuardMiddleware
-from coordbench.meters import BackendMeters
-from coordbench.meters import router as metrics_router
 from coordbench.online.api import router as online_router
 from coordbench.otlp import CODECS, native
 from coordbench.otlp.grpc import GrpcReceiver
 from coordbench.otlp.http import router as otlp_router
 from coordbench.otlp.ingest import Inflight
 from coordbench.otlp.steps_http import router as steps_router
+from coordbench.server.auth import bearer_ok
+from coordbench.server.bodylimit import BodyLimitMiddleware, BodyTooLargeError
+from coordbench.server.jsonguard import JsonGuardMiddleware
+from coordbench.server.meters import BackendMeters
+from coordbench.server.meters import router as metrics_router
 from coordbench.settings import Settings, load_settings
 from coordbench.store import BatchTooLargeError, SpanStore, SqlitePersistence, StoreUnavailableError, TraceStore
 from coordbench.store.api import router as read_router
@@ -354,7 +354,7 @@ def backend_app(
         protects: Whether a path needs the token, when one is set (default: every path but ``/healthz``).
         a2a_jsonrpc: Paths of an A2A JSON-RPC binding the app serves (the green's ``/``), and
         a2a_rest: whether a path belongs to its A2A REST binding: both for
-            :class:`~coordbench.jsonguard.JsonGuardMiddleware`, which answers bad bodies there in
+            :class:`~coordbench.server.jsonguard.JsonGuardMiddleware`, which answers bad bodies there in
             their protocol.
     """
     app = FastAPI(

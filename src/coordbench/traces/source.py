@@ -14,7 +14,7 @@ from typing import Any, cast
 
 from coordbench import jsontext
 from coordbench.spans import SpanData, span_from_dict
-from coordbench.tracefile import TraceFileError
+from coordbench.traces.file import TraceFileError
 
 __all__ = ["TraceSource", "response_detail"]
 

@@ -18,13 +18,13 @@ from typer.testing import CliRunner
 
 from coordbench.cli import app
 from coordbench.evals import EvalContext, EvalPipeline, EvalScenario, TeamOutcome
-from coordbench.resultdoc import ResultRow, ResultsDocument, ResultsDocumentError, schema_text
 from coordbench.results import AssessmentReport, ScenarioReport, agentbeats_results, summary_text
+from coordbench.results.document import ResultRow, ResultsDocument, ResultsDocumentError, schema_text
 from coordbench.spans import SpanData
 from evals.traces import client, server
 from support.spans import sid, span
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "docs" / "results.schema.json"
 
 

@@ -1,7 +1,7 @@
 """The coordination dashboard's panels drawn from any Prometheus, as one self-contained page.
 
 For where Grafana is not at hand (a CI artifact, a document, this repository's docs): every
-panel of :mod:`coordbench.online.dashboard` is queried over a time range
+panel of :mod:`coordbench.dashboards.grafana` is queried over a time range
 (``/api/v1/query_range``) and drawn in the report's style. Time series are lines; a bar-gauge
 panel shows each series' last value; the heatmap shows the range's last distribution, a bar
 per bucket. Series and label values come from the traces (team names...): they reach the page
@@ -19,7 +19,7 @@ from typing import Any, cast
 
 from markupsafe import Markup
 
-from coordbench.online.dashboard import PANELS, Panel
+from coordbench.dashboards.grafana import PANELS, Panel
 from coordbench.report.templates import render
 
 __all__ = ["PanelData", "Series", "query_panels", "render_dashboard"]

@@ -17,7 +17,7 @@ from coordbench.evals.replay import scenario_spans
 from coordbench.report.html import page_html, scenario_graph
 from coordbench.report.svg import waterfall_svg
 from coordbench.report.templates import render
-from coordbench.resultdoc import ResultRow, ScenarioEntry
+from coordbench.results.document import ResultRow, ScenarioEntry
 from coordbench.spans import SpanData
 
 __all__ = ["render_diff"]

@@ -26,7 +26,7 @@ from coordbench import __version__
 from coordbench.evals import JudgeResult, ScenarioEvaluation, TeamOutcome
 from coordbench.graph.metrics import GraphMetrics
 from coordbench.redaction import redact_strings
-from coordbench.resultdoc import (
+from coordbench.results.document import (
     ResultRow,
     ResultsDocument,
     RowDetail,

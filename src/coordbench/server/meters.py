@@ -5,7 +5,7 @@ app's own registry (``GET /metrics``) and, when ``OTEL_EXPORTER_OTLP_METRICS_END
 an OTLP exporter too. Nothing here writes exposition text by hand.
 
 Names are OpenTelemetry's (dots); :data:`PROMETHEUS` gives the name each has on ``/metrics``,
-which the dashboards and alert rules (:mod:`coordbench.online.dashboard`) are built from, so
+which the dashboards and alert rules (:mod:`coordbench.dashboards.grafana`) are built from, so
 the two cannot drift apart. Labels whose values come from the traces (team, scenario, hub)
 are bounded (:class:`BoundedLabels`): past the bound a new value is reported as ``other``.
 """

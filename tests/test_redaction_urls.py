@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coordbench.urls import REDACTED, find_urls, redact_url, redact_urls_in
+from coordbench.redaction import REDACTED, find_urls, redact_url, redact_urls_in
 
 
 @pytest.mark.parametrize(

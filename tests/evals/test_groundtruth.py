@@ -10,12 +10,12 @@ import httpx
 import pytest
 
 from conftest import Backend
+from coordbench.evals.groundtruth import check_scenario, load_ground_truth, pattern_spans
 from coordbench.graph import evaluate_graph
-from coordbench.groundtruth import check_scenario, load_ground_truth, pattern_spans
 from coordbench.otlp import export_request
 from coordbench.spans import span_from_dict
 
-DATA = Path(__file__).parent.parent / "data" / "ground_truth.json"
+DATA = Path(__file__).parents[2] / "data" / "ground_truth.json"
 
 
 def test_every_scenario_through_the_receiver(backend: Backend, capsys: pytest.CaptureFixture[str]) -> None:

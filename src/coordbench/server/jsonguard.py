@@ -28,7 +28,7 @@ from typing import Any, cast
 
 from starlette.routing import BaseRoute, Match
 
-from coordbench.bodylimit import ASGIApp, Message, Receive, Scope, Send
+from coordbench.server.bodylimit import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = ["JsonGuardMiddleware", "json_problem"]
 
