@@ -26,7 +26,7 @@ from pathlib import Path
 
 from benchmarks.evaluation import synthetic_trace
 from coordbench.clickhouse import ClickHouseTraces, connect
-from coordbench.online.job import evaluation_line
+from coordbench.evals.replay import replay_sync
 from coordbench.otlp import decode_protobuf, export_request
 from coordbench.spans import SpanData
 from coordbench.store import TraceStore
@@ -116,7 +116,7 @@ def run() -> Outcome:
                 read_each.append(took)
                 read_total += took
                 started = time.perf_counter()
-                evaluation_line(expected[0].trace_id, read, None)
+                replay_sync(expected[0].trace_id, read).to_json()
                 evaluate.append(time.perf_counter() - started)
             watch_small = _watch_s(tables)
             connection.command(

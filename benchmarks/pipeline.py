@@ -62,7 +62,7 @@ async def _measure() -> PipelineResult:
         evaluation.to_json()
         pipeline_times.append(time.perf_counter() - started)
         assert not evaluation.failures, evaluation.failures
-        assert evaluation.results["llm_judge"]["judge"] == "rules"
+        assert evaluation.results.llm_judge is not None and evaluation.results.llm_judge.judge == "rules"
 
         # the same evaluators one by one, for the breakdown
         ctx = EvalContext.build(spans, scenario=EvalScenario(id="bench"), config=config, hosts=hosts)

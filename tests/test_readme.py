@@ -74,4 +74,4 @@ async def test_extending_guide_evaluator_runs_as_written() -> None:
     evaluation = await EvalPipeline(evaluators=[evaluator]).run(ctx)
     assert evaluation.failures == []
     # B: "Find launch venues" (18) -> "B found three options" (21); C: "Draft the announcement" (22) -> 22
-    assert evaluation.results["verbosity"] == {"worst_agent": "B", "ratio": pytest.approx(21 / 18)}
+    assert evaluation.results.extra["verbosity"] == {"worst_agent": "B", "ratio": pytest.approx(21 / 18)}

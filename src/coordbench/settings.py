@@ -168,7 +168,7 @@ class Settings(BaseSettings):
     def _store_url(cls, store: str | None) -> str | None:
         if store is None or store == "":
             return None
-        from coordbench.clickhouse.connection import parse_store_url
+        from coordbench.clickhouse.url import parse_store_url
 
         parse_store_url(store)  # a bad URL is refused at start, with what is wrong
         return store

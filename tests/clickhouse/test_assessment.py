@@ -22,7 +22,7 @@ from coordbench import semconv
 from coordbench.a2a import Messenger
 from coordbench.clickhouse import ClickHouseTraces, connect
 from coordbench.evals.config import LLM_API_KEY_ENV
-from coordbench.online.job import evaluation_line
+from coordbench.evals.replay import replay_sync
 from coordbench.spans import AttributeValue, SpanData, span_from_dict
 from green.conftest import StartGreen, StartParticipant
 
@@ -101,8 +101,8 @@ async def test_an_assessment_trace_evaluates_the_same_read_from_clickhouse(
     finally:
         connection.close()
     assert [s.span_id for s in back] == [s.span_id for s in _ordered(received)]
-    line = await asyncio.to_thread(evaluation_line, trace_id, back, None)  # it runs its own event loop
-    assert line == await asyncio.to_thread(evaluation_line, trace_id, received, None)
+    line = (await asyncio.to_thread(replay_sync, trace_id, back)).to_json()  # it runs its own event loop
+    assert line == (await asyncio.to_thread(replay_sync, trace_id, received)).to_json()
     (evaluated,) = json.loads(line)["evaluations"]
     assert evaluated["scenario"] == "launch" and evaluated["passed"] == row["detail"]["scenarios"][0]["passed"]
 

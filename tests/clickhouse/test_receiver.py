@@ -3,7 +3,7 @@
 The receiver holds nothing itself: what it receives goes into the ClickHouse engine (chdb) as the
 Collector's exporter would write it, its read API reads from there, and online evaluation learns
 of traces that grow from the exporter's trace-id index table. Each evaluation must be the very
-bytes the same spans give when evaluated as received over OTLP (``online.job.evaluation_line``,
+bytes the same spans give when evaluated as received over OTLP (``evals.replay.replay``,
 what a receiver holding them in memory runs), and land in ``coordbench_evaluations``.
 """
 
@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from coordbench.clickhouse import connect
-from coordbench.online.job import evaluation_line
+from coordbench.evals.replay import replay_sync
 from coordbench.spans import SpanData, span_to_dict
 from online.traces import CRASHED, FAILING, GOOD, evaluation, post, stats, team_trace, trace_id, until
 from support.commands import ServerProcess
@@ -80,10 +80,10 @@ def test_receiver_on_clickhouse_stores_reads_and_evaluates_from_the_exporters_ta
         records = {key: evaluation(receiver.url, key) for key in traces}
         for key, spans in traces.items():
             assert json.dumps(records[key]["evaluation"], separators=(",", ":"), sort_keys=True) == json.dumps(
-                json.loads(evaluation_line(key, spans, None)), separators=(",", ":"), sort_keys=True
+                json.loads(replay_sync(key, spans).to_json()), separators=(",", ":"), sort_keys=True
             )
             raw = httpx.get(f"{receiver.url}/v1/traces/{key}/evaluation", timeout=30).text
-            assert raw.endswith(',"evaluation":' + evaluation_line(key, spans, None) + "}")  # byte for byte
+            assert raw.endswith(',"evaluation":' + replay_sync(key, spans).to_json() + "}")  # byte for byte
         assert [records[k]["complete"] for k in traces] == [True, True, False]
         assert records[trace_id(3)]["team"] == "billing"
         assert records[trace_id(2)]["scenarios"][0]["score"] < records[trace_id(1)]["scenarios"][0]["score"]
@@ -138,7 +138,7 @@ def test_receiver_on_clickhouse_stores_reads_and_evaluates_from_the_exporters_ta
         [*COMMAND, "evaluate", "--store", store, "--trace-id", trace_id(2)], capture_output=True, text=True, timeout=600
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout == evaluation_line(trace_id(2), traces[trace_id(2)], None) + "\n"
+    assert done.stdout == replay_sync(trace_id(2), traces[trace_id(2)]).to_json() + "\n"
 
     # and coordbench report draws it from the store
     page = tmp_path / "report.html"

@@ -22,6 +22,8 @@ from coordbench import semconv
 from coordbench.clickhouse import ClickHouseStore, ClickHouseTraces, connect
 from coordbench.clickhouse.connection import ClickHouse
 from coordbench.clickhouse.rows import go_float, span_of_row, span_row, time_number, value_string
+from coordbench.online.records import EvaluationRecord, ScenarioSummary
+from coordbench.otlp import encoded_span
 from coordbench.spans import SpanData, SpanEvent, SpanKind, SpanLink, StatusCode
 
 T0 = 1_795_000_000_123_456_789  # 2026-11-18, nanoseconds
@@ -237,24 +239,12 @@ def test_the_shipped_evaluations_ddl_runs(tmp_path: Path) -> None:
             body = "\n".join(line for line in statement.splitlines() if not line.startswith("--")).strip()
             if body:
                 connection.command(body)
-        ClickHouseTraces(connection).write_evaluation(
-            {
-                "trace_id": TRACE,
-                "team": "travel",
-                "evaluated_unix_nano": T0,
-                "span_count": 9,
-                "complete": True,
-                "revision": 1,
-                "late_spans": 0,
-                "judge": False,
-                "scenarios": [
-                    {"scenario": "s1", "score": 0.5, "passed": False, "answer_quality": None,
-                     "coordination_quality": 0.75, "fired": ["serial"]},
-                ],
-            },
-            "{}",
-            "receiver-1:4318",
+        record = EvaluationRecord(
+            trace_id=TRACE, team="travel", evaluated_unix_nano=T0, span_count=9, complete=True, revision=1,
+            late_spans=0, judge=False, line="{}",
+            scenarios=(ScenarioSummary("s1", 0.5, False, None, 0.75, ("serial",)),),
         )  # fmt: skip
+        ClickHouseTraces(connection).write_evaluation(record, "receiver-1:4318")
         assert connection.rows(
             "SELECT TraceId, Scenario, Score, AnswerQuality, CoordinationQuality, Fired, Evaluator "
             "FROM otel.coordbench_evaluations"
@@ -277,7 +267,7 @@ def test_times_from_the_epoch_to_2262_read_back_exactly(clickhouse: ClickHouse, 
 
 async def test_the_watch_follows_only_trace_ids_an_otlp_span_can_have(tmp_path: Path) -> None:
     """A row written by hand with a TraceId no OTLP span has is not followed, and the watch goes on."""
-    store = ClickHouseStore(f"chdb://{tmp_path / 'ch'}?create=true", poll=0.05)
+    store = ClickHouseStore(f"chdb://{tmp_path / 'ch'}?create=true", encode=encoded_span, poll=0.05)
     await store.open()
     seen: list[str] = []
     told = asyncio.Event()

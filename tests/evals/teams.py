@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from coordbench import semconv
 from coordbench.evals import EvalConfig, EvalContext, EvalPipeline, EvalScenario, JudgeConfig, TeamOutcome
-from coordbench.evals.pipeline import ScenarioEvaluation
+from coordbench.evals.evaluation import ScenarioEvaluation
 from coordbench.spans import SpanData, SpanKind, StatusCode
 from coordbench.spantree import completeness_of
 

@@ -153,8 +153,9 @@ def test_renaming_agents_changes_no_score(team: Team) -> None:
     before = evaluate_spans(spans, team)
     after = evaluate_spans(renamed(spans, mapping), team, rename=lambda n: mapping.get(n, n))
     assert after.score == before.score
-    parts_before = {k: p["value"] for k, p in before.results["coordination"]["parts"].items()}
-    parts_after = {k: p["value"] for k, p in after.results["coordination"]["parts"].items()}
+    assert before.results.coordination is not None and after.results.coordination is not None
+    parts_before = {k: p.value for k, p in before.results.coordination.parts.items()}
+    parts_after = {k: p.value for k, p in after.results.coordination.parts.items()}
     assert parts_after == parts_before
 
 

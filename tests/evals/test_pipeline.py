@@ -103,8 +103,8 @@ async def test_blocking_evaluators_run_off_the_event_loop_and_can_time_out() -> 
         EvalConfig(evaluator_timeout=0.2), evaluators=[Computes(), OnTheLoop(), WronglyBlocking(), Grinds()]
     )
     evaluation = await pipeline.run(context())
-    assert evaluation.results["on_the_loop"] == {"thread": loop_thread}
-    assert evaluation.results["computes"]["thread"] != loop_thread
+    assert evaluation.results.extra["on_the_loop"] == {"thread": loop_thread}
+    assert evaluation.results.extra["computes"]["thread"] != loop_thread
     failures = {f.evaluator: f.error for f in evaluation.failures}
     assert failures == {
         "wrongly_blocking": "RuntimeError: evaluator 'wrongly_blocking' is marked blocking but awaited something",
@@ -148,7 +148,7 @@ async def test_later_tiers_see_earlier_results_and_failures_are_entries(caplog: 
     pipeline = EvalPipeline(config, evaluators=[Recorder(), Hangs(), *select_evaluators(["graph", "protocol"])])
     with caplog.at_level(logging.WARNING):
         evaluation = await pipeline.run(context(config=config))
-    assert evaluation.results["recorder"] == {"earlier": ["graph", "protocol"]}
+    assert evaluation.results.extra["recorder"] == {"earlier": ["graph", "protocol"]}
     assert [f.model_dump() for f in evaluation.failures] == [
         {"evaluator": "hangs", "tier": 2, "error": "timed out after 0.2 s"}
     ]
@@ -210,7 +210,7 @@ async def test_third_party_evaluator_plugin(plugin_site: Path, monkeypatch: pyte
     config = EvalConfig(evaluators=["graph", "protocol", "busiest_agent", "broken_evaluator"])
     evaluation = await EvalPipeline(config).run(context(config=config))
     # the plugin read the protocol evaluator's result: A received 1 message, B 1, C 1; ties by name
-    assert evaluation.results["busiest_agent"] == {"agent": "A", "requests": 1}
+    assert evaluation.results.extra["busiest_agent"] == {"agent": "A", "requests": 1}
     assert [(f.evaluator, f.error) for f in evaluation.failures] == [
         ("broken_evaluator", "RuntimeError: this evaluator always fails")
     ]

@@ -11,8 +11,8 @@ import httpx
 import pytest
 
 from coordbench.a2a import Messenger
+from coordbench.evals.assessment_config import AssessmentConfig
 from coordbench.evals.config import LLM_API_KEY_ENV
-from coordbench.green.request import AssessmentConfig
 from green.conftest import StartGreen, StartParticipant
 
 pytestmark = pytest.mark.slow

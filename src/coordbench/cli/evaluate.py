@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from concurrent.futures import as_completed
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 from rich.console import Console
@@ -15,6 +16,8 @@ from coordbench.cli.serve import ReceiverOption, TraceStoreOption
 from coordbench.errors import CoordbenchError
 
 if TYPE_CHECKING:
+    from coordbench.evals.assessment_config import AssessmentConfig
+    from coordbench.evals.evaluation import TraceEvaluation
     from coordbench.spans import SpanData
 
 __all__ = ["evaluate", "fetch_trace"]
@@ -34,73 +37,71 @@ def fetch_trace(receiver: str, trace_id: str, token: str | None = None) -> list[
     return TraceSource((receiver,), token).fetch(trace_id)
 
 
-def _config(path: Path | None) -> dict[str, Any] | None:
-    """The assessment config ``--config`` gives, as validated JSON data (``None``: use what each trace recorded).
+def _config(path: Path | None) -> AssessmentConfig | None:
+    """The assessment config ``--config`` gives (``None``: apply what each trace recorded).
 
     A ``results.json`` is accepted too: the config it recorded (its scenarios are ids there; each
     trace carries its scenarios' tasks and references).
     """
-    from coordbench.green.request import validate_config
-    from coordbench.traces.file import TraceFileError
+    from coordbench.evals.assessment_config import validate_config
+    from coordbench.results.document import ResultsDocument
+    from coordbench.traces import TraceFileError
 
     if path is None:
         return None
     try:
-        document: Any = jsontext.loads(path.read_text(encoding="utf-8"))
+        document: object = jsontext.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise TraceFileError(f"cannot read the config {path}: {exc}") from exc
-    rows: Any = cast("dict[str, Any]", document).get("results") if isinstance(document, dict) else None
-    if isinstance(rows, list):
-        first: Any = cast("list[Any]", rows)[0] if rows else None
-        detail: Any = cast("dict[str, Any]", first).get("detail") if isinstance(first, dict) else None
-        recorded: Any = cast("dict[str, Any]", detail).get("config") if isinstance(detail, dict) else None
-        if not isinstance(recorded, dict):
+    if isinstance(document, dict) and "results" in document:
+        rows = ResultsDocument.read(cast("object", document), source=str(path)).results
+        if not rows:
             raise TraceFileError(f"{path} is a results.json without a recorded config")
-        document = {str(k): v for k, v in cast("dict[str, Any]", recorded).items() if k != "scenarios"}
-    return validate_config(cast("object", document)).model_dump(mode="json", exclude_none=True)
+        document = {k: v for k, v in rows[0].detail.config.items() if k != "scenarios"}
+    return validate_config(cast("object", document))
 
 
-def _evaluate_one(trace_id: str, spans: list[SpanData], config: dict[str, Any] | None, agents: list[str]) -> str:
-    """One trace's evaluation as its JSON line (run in this process, or in a worker with --jobs)."""
-    from coordbench.online.job import evaluation_line
+def _evaluate_one(
+    trace_id: str, spans: list[SpanData], config: AssessmentConfig | None, agents: list[str]
+) -> TraceEvaluation:
+    """One trace's evaluation (run in this process, or in a worker with --jobs)."""
+    from coordbench.evals.replay import replay_sync
 
-    return evaluation_line(trace_id, spans, config, agents)
+    return replay_sync(trace_id, spans, config=config, participants=agents)
 
 
 def _evaluate_all(
-    traces: dict[str, list[SpanData]], config: dict[str, Any] | None, agents: list[str], jobs: int, console: Console
-) -> list[str]:
-    """Every trace's JSON line, in trace id order, with a progress bar; ``jobs`` processes at once."""
+    traces: dict[str, list[SpanData]],
+    config: AssessmentConfig | None,
+    agents: list[str],
+    jobs: int,
+    console: Console,
+) -> list[TraceEvaluation]:
+    """Every trace's evaluation, in trace id order, with a progress bar; ``jobs`` processes at once."""
     from concurrent.futures import Future, ProcessPoolExecutor
     from multiprocessing import get_context
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    lines: dict[str, str] = {}
+    done: dict[str, TraceEvaluation] = {}
     columns = (TextColumn("evaluating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=True, disable=len(traces) < 2) as progress:
         task = progress.add_task("traces", total=len(traces))
         if jobs == 1:
             for trace_id, spans in traces.items():
-                lines[trace_id] = _evaluate_one(trace_id, spans, config, agents)
+                done[trace_id] = _evaluate_one(trace_id, spans, config, agents)
                 progress.advance(task)
         else:
             # spawned workers: this process runs threads (the progress bar), which a fork would copy half-way
             with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
-                futures: dict[Future[str], str] = {
+                futures: dict[Future[TraceEvaluation], str] = {
                     pool.submit(_evaluate_one, trace_id, spans, config, agents): trace_id
                     for trace_id, spans in traces.items()
                 }
-                for future in _as_completed(futures):
-                    lines[futures[future]] = future.result()
+                for future in as_completed(futures):
+                    done[futures[future]] = future.result()
                     progress.advance(task)
-    return [lines[trace_id] for trace_id in traces]
-
-
-def _as_completed(futures: Any) -> Any:
-    from concurrent.futures import as_completed
-
-    return as_completed(futures)
+    return [done[trace_id] for trace_id in traces]
 
 
 def evaluate(
@@ -172,11 +173,11 @@ def evaluate(
             traces = {spans[0].trace_id: spans} if spans else {}
         if not traces:
             raise TraceFileError("no spans to evaluate")
-        lines = _evaluate_all(traces, chosen, list(agent or []), jobs, console)
+        evaluations = _evaluate_all(traces, chosen, list(agent or []), jobs, console)
     except CoordbenchError as exc:  # an unreadable file or receiver, a bad config: said in one line
         console.print(f"[red]error:[/red] {exc}", soft_wrap=True)
         raise typer.Exit(2) from exc
-    text = "".join(line + "\n" for line in lines)
+    text = "".join(evaluation.to_json() + "\n" for evaluation in evaluations)
     if output is None:
         print(text, end="")
     else:
@@ -186,35 +187,32 @@ def evaluate(
             print(text, end="")  # the evaluation is not lost
             console.print(f"[red]error:[/red] cannot write {output}: {exc.strerror or exc}; printed instead")
             raise typer.Exit(1) from exc
-    _summary(console, traces, lines)
+    _summary(console, traces, evaluations)
 
 
-def _summary(console: Console, traces: dict[str, list[SpanData]], lines: list[str]) -> None:
-    import json
-
+def _summary(console: Console, traces: dict[str, list[SpanData]], evaluations: list[TraceEvaluation]) -> None:
     spans = sum(len(s) for s in traces.values())
     table = Table(title=f"{len(traces)} trace{'s' if len(traces) != 1 else ''}, {spans} spans evaluated")
     for column in ("trace", "scenario", "score", "answer", "coordination", "classification", "judge",
                    "failed evaluators"):  # fmt: skip
         table.add_column(column, justify="right" if column in ("score", "answer", "coordination") else "left")
     shown = 0
-    for line in lines:
-        document = json.loads(line)
-        for evaluation in document["evaluations"]:
+    for trace in evaluations:
+        for evaluation in trace.evaluations:
             if shown == _SHOWN:
                 break
             shown += 1
-            results = evaluation["results"]
-            coordination: dict[str, Any] = results.get("coordination") or {}
+            results = evaluation.results
+            coordination = results.coordination
             table.add_row(
-                document["trace_id"][:12],
-                evaluation["scenario"],
-                f"{evaluation['score']['overall']:.3f}",
-                _quality(coordination.get("answer_quality")),
-                _quality(coordination.get("coordination_quality")),
-                str(results.get("graph", {}).get("classification", "-")),
-                str(results.get("llm_judge", {}).get("judge", "-")),
-                ", ".join(f["evaluator"] for f in evaluation["failures"]) or "-",
+                trace.trace_id[:12],
+                evaluation.scenario,
+                f"{evaluation.score.overall:.3f}",
+                _quality(coordination.answer_quality if coordination is not None else None),
+                _quality(coordination.coordination_quality if coordination is not None else None),
+                results.graph.classification if results.graph is not None else "-",
+                results.llm_judge.judge if results.llm_judge is not None else "-",
+                ", ".join(f.evaluator for f in evaluation.failures) or "-",
             )
     console.print(table)
     if shown == _SHOWN:
@@ -224,5 +222,5 @@ def _summary(console: Console, traces: dict[str, list[SpanData]], lines: list[st
 _SHOWN = 40
 
 
-def _quality(value: object) -> str:
-    return f"{value:.3f}" if isinstance(value, int | float) else "-"
+def _quality(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"

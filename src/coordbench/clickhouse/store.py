@@ -22,11 +22,13 @@ import dataclasses
 import logging
 import time
 from collections.abc import Callable, Collection, Sequence
-from typing import Any
 
-from coordbench.clickhouse.connection import ClickHouseError, Shard, StoreUrl, connect, parse_store_url
+from coordbench.clickhouse.connection import ClickHouseError, connect
 from coordbench.clickhouse.rows import out_of_range
 from coordbench.clickhouse.traces import Activity, ClickHouseTraces, check_trace_id
+from coordbench.clickhouse.url import Shard, StoreUrl, parse_store_url
+from coordbench.online.records import EvaluationRecord
+from coordbench.spans import SpanData
 from coordbench.store.base import (
     AddResult,
     Completeness,
@@ -62,6 +64,8 @@ class ClickHouseStore:
 
     Args:
         url: The store URL.
+        encode: Makes a span read from the tables a stored span, as the receiver would have stored
+            it (:func:`coordbench.otlp.encoded_span`): what online evaluation is handed.
         poll: Seconds between looks at the index table while online evaluation watches.
         window: Seconds of index rows each look reads (traces quiet longer than this are not watched).
         shard: The part of the traces this store's watcher is told of.
@@ -77,6 +81,7 @@ class ClickHouseStore:
         self,
         url: str | StoreUrl,
         *,
+        encode: Callable[[SpanData], EncodedSpan],
         poll: float = 1.0,
         window: float = 300.0,
         shard: Shard | None = None,
@@ -89,6 +94,7 @@ class ClickHouseStore:
             ValueError: If ``url`` is not a store URL.
         """
         self.url = url if isinstance(url, StoreUrl) else parse_store_url(url)
+        self.encode = encode
         self.poll = poll
         self.window = window
         self.shard = shard or self.url.shard
@@ -195,10 +201,10 @@ class ClickHouseStore:
         self._stats.stored += count - late
         return AddResult(count - late, 0)
 
-    def write_evaluation(self, head: dict[str, Any], line: str) -> None:
+    def write_evaluation(self, record: EvaluationRecord) -> None:
         """Put an online evaluation into the evaluations table (blocking)."""
-        self.traces.write_evaluation(head, line, self.evaluator_name)
-        seen = self._seen.get(str(head["trace_id"]))
+        self.traces.write_evaluation(record, self.evaluator_name)
+        seen = self._seen.get(record.trace_id)
         if seen is not None:
             seen.evaluated = True
 
@@ -302,8 +308,6 @@ class ClickHouseStore:
 
     def encoded(self, trace_id: bytes) -> tuple[list[EncodedSpan], float] | None:
         """The trace's spans (a query: call it off the event loop) and the seconds since it last grew."""
-        from coordbench.otlp import encoded_span
-
         key = trace_id.hex()
         spans = self.traces.trace(key)
         if not spans:
@@ -311,7 +315,7 @@ class ClickHouseStore:
         held: list[EncodedSpan] = []
         for span in spans:
             try:
-                held.append(encoded_span(span))
+                held.append(self.encode(span))
             except ValueError as exc:
                 logger.warning("trace %s: span %s cannot be evaluated (%s); left out", key, span.span_id, exc)
         return held, self._idle(key)

@@ -14,9 +14,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from coordbench.clickhouse.connection import ClickHouse, ClickHouseError, Shard, connect
+from coordbench.clickhouse.connection import ClickHouse, ClickHouseError, connect
 from coordbench.clickhouse.rows import READ_COLUMNS, span_of_row, span_row, time_number
 from coordbench.clickhouse.schema import EVALUATIONS_TABLE, evaluations_ddl, exporter_ddl, quoted
+from coordbench.clickhouse.url import Shard
+from coordbench.online.records import EvaluationRecord, ScenarioSummary
 from coordbench.spans import SpanData
 
 __all__ = ["Activity", "ClickHouseTraces", "EvaluationsSink"]
@@ -177,30 +179,27 @@ class ClickHouseTraces:
 
     # --- evaluations ---------------------------------------------------------------------------
 
-    def write_evaluation(self, head: dict[str, Any], line: str, evaluator: str) -> None:
-        """One row per scenario of an online evaluation (its record's head and line)."""
-        scenarios: list[dict[str, Any]] = head["scenarios"] or [
-            {"scenario": "", "score": 0.0, "passed": False, "answer_quality": None, "coordination_quality": None}
-        ]
-        nanos = int(head["evaluated_unix_nano"])
+    def write_evaluation(self, record: EvaluationRecord, evaluator: str) -> None:
+        """One row per scenario of an online evaluation (a trace with none still gets a row, scenario ``""``)."""
+        scenarios = record.scenarios or (ScenarioSummary("", 0.0, False, None, None, ()),)
         rows = [
             {
-                "TraceId": head["trace_id"],
-                "Scenario": s["scenario"],
-                "Revision": head["revision"],
-                "EvaluatedAt": time_number(nanos),
-                "Team": head["team"],
-                "Complete": head["complete"],
-                "SpanCount": head["span_count"],
-                "LateSpans": head["late_spans"],
-                "Judge": head["judge"],
-                "Score": s["score"],
-                "Passed": s["passed"],
-                "AnswerQuality": s["answer_quality"],
-                "CoordinationQuality": s["coordination_quality"],
-                "Fired": list(s.get("fired", [])),
+                "TraceId": record.trace_id,
+                "Scenario": s.scenario,
+                "Revision": record.revision,
+                "EvaluatedAt": time_number(record.evaluated_unix_nano),
+                "Team": record.team,
+                "Complete": record.complete,
+                "SpanCount": record.span_count,
+                "LateSpans": record.late_spans,
+                "Judge": record.judge,
+                "Score": s.score,
+                "Passed": s.passed,
+                "AnswerQuality": s.answer_quality,
+                "CoordinationQuality": s.coordination_quality,
+                "Fired": list(s.fired),
                 "Evaluator": evaluator,
-                "Evaluation": line,
+                "Evaluation": record.line,
             }
             for s in scenarios
         ]
@@ -256,12 +255,12 @@ class EvaluationsSink:
             self._traces = traces
         return self._traces
 
-    def __call__(self, head: dict[str, Any], line: str) -> None:
+    def __call__(self, record: EvaluationRecord) -> None:
         """Write one evaluation (blocking)."""
         with self._lock:
             traces = self._connected()
             try:
-                traces.write_evaluation(head, line, self.evaluator)
+                traces.write_evaluation(record, self.evaluator)
             except ClickHouseError:
                 traces.connection.close()
                 self._traces = None

@@ -16,10 +16,11 @@ from coordbench.evals.base import (
 from coordbench.evals.calls import Call, calls_of
 from coordbench.evals.config import DEFAULT_WEIGHTS, EvalConfig, JudgeConfig
 from coordbench.evals.coordination import CoordinationEvaluator, CoordinationResult, Part, assess_coordination
+from coordbench.evals.evaluation import EvaluatorFailure, EvaluatorResults, ScenarioEvaluation, TraceEvaluation
 from coordbench.evals.graph import GraphEvaluator
 from coordbench.evals.judge import JudgeResult, LLMJudgeEvaluator, rule_judgment
 from coordbench.evals.latency import LatencyEvaluator, LatencyResult
-from coordbench.evals.pipeline import EvalPipeline, EvaluatorFailure, ScenarioEvaluation, run_evaluator
+from coordbench.evals.pipeline import EvalPipeline, run_evaluator
 from coordbench.evals.protocol import ProtocolEvaluator, ProtocolResult
 from coordbench.evals.scoring import Score, combine
 from coordbench.evals.text import TextEvaluator, TextResult
@@ -40,6 +41,7 @@ __all__ = [
     "EvalScenario",
     "Evaluator",
     "EvaluatorFailure",
+    "EvaluatorResults",
     "GraphEvaluator",
     "JudgeConfig",
     "JudgeResult",
@@ -54,6 +56,7 @@ __all__ = [
     "TeamOutcome",
     "TextEvaluator",
     "TextResult",
+    "TraceEvaluation",
     "assess_coordination",
     "available_evaluators",
     "calls_of",

@@ -30,8 +30,7 @@ from coordbench.graph.metrics import Label
 from coordbench.graph.steptree import StepTree
 from coordbench.plugins import discover, select
 from coordbench.spans import SpanData
-from coordbench.spantree import SpanTree
-from coordbench.store.base import Completeness
+from coordbench.spantree import Completeness, SpanTree
 
 __all__ = [
     "ENTRY_POINT_GROUP",

@@ -6,64 +6,21 @@ import asyncio
 import logging
 import time
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import cast
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel
 
+from coordbench.errors import ConfigurationError
 from coordbench.evals.base import EvalContext, Evaluator, select_evaluators
 from coordbench.evals.config import EvalConfig
+from coordbench.evals.evaluation import RESERVED, EvaluatorFailure, EvaluatorResults, ScenarioEvaluation
 from coordbench.evals.graph import GraphEvaluator
-from coordbench.evals.scoring import Score, combine
+from coordbench.evals.scoring import combine
 from coordbench.graph.metrics.registry import select_metrics
-from coordbench.graph.metrics.result import canonical_json
 
-__all__ = ["EvalPipeline", "EvaluatorFailure", "ScenarioEvaluation", "run_evaluator"]
+__all__ = ["EvalPipeline", "run_evaluator"]
 
 logger = logging.getLogger(__name__)
-
-
-class EvaluatorFailure(BaseModel):
-    """An evaluator that raised or timed out: reported, not fatal."""
-
-    model_config = ConfigDict(frozen=True)
-
-    evaluator: str
-    tier: int
-    error: str
-
-
-class ScenarioEvaluation(BaseModel):
-    """The evaluators' verdicts on one scenario.
-
-    Attributes:
-        scenario: Scenario id.
-        results: Each evaluator's result as plain data, by evaluator name.
-        failures: Evaluators that failed (their results are missing).
-        score: The overall score and its parts.
-        passed: ``score.overall`` reached the configured pass threshold and the team answered
-            (in live mode: a team that delivered no answer never passes).
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    scenario: str
-    results: dict[str, Any] = Field(default_factory=dict[str, Any])
-    failures: list[EvaluatorFailure] = Field(default_factory=list[EvaluatorFailure])
-    score: Score
-    passed: bool
-    _typed: dict[str, BaseModel] = PrivateAttr(default_factory=dict[str, BaseModel])
-
-    def keep_typed(self, results: dict[str, BaseModel]) -> None:
-        """Keep the evaluators' own result objects alongside their serialised form."""
-        self._typed.update(results)
-
-    def typed(self, name: str) -> BaseModel | None:
-        """An evaluator's result as its own model (not serialised)."""
-        return self._typed.get(name)
-
-    def to_json(self) -> str:
-        """Canonical JSON: the same spans and configuration give the same bytes."""
-        return canonical_json(self.model_dump(mode="json"))
 
 
 def _run_blocking(evaluator: Evaluator, ctx: EvalContext) -> BaseModel:
@@ -97,8 +54,8 @@ class EvalPipeline:
 
     Raises:
         ConfigurationError: If the configuration names an evaluator, or (when the graph
-            evaluator runs) a metric, that is not registered: said before any scenario runs,
-            not as a failure of every scenario.
+            evaluator runs) a metric, that is not registered, or an evaluator named ``extra``:
+            said before any scenario runs, not as a failure of every scenario.
     """
 
     def __init__(self, config: EvalConfig | None = None, *, evaluators: Sequence[Evaluator] | None = None) -> None:
@@ -106,6 +63,8 @@ class EvalPipeline:
         if evaluators is None:
             evaluators = select_evaluators(self.config.evaluators, self.config.disabled_evaluators)
         self.evaluators = sorted(evaluators, key=lambda e: (e.tier, e.order, e.name))
+        if any(e.name == RESERVED for e in self.evaluators):
+            raise ConfigurationError(f"an evaluator may not be named {RESERVED!r}: results keep plugins' results there")
         if any(e.name == GraphEvaluator.name for e in self.evaluators):
             select_metrics(self.config.metrics, self.config.disabled_metrics)
 
@@ -139,11 +98,10 @@ class EvalPipeline:
         score = combine(scores, self.config.weights)
         evaluation = ScenarioEvaluation(
             scenario=ctx.scenario.id,
-            results={name: result.model_dump(mode="json") for name, result in sorted(ctx.results.items())},
+            results=EvaluatorResults.of(ctx.results),
             failures=failures,
             score=score,
             # a team that delivered no answer never passes, whatever a judge made of its process
             passed=score.overall >= self.config.pass_threshold and (ctx.outcome is None or ctx.outcome.succeeded),
         )
-        evaluation.keep_typed(ctx.results)
         return evaluation

@@ -1,51 +1,37 @@
 """Re-evaluating stored spans: an assessment's trace (scenario by scenario) or any trace.
 
+:func:`replay` is the one way a stored trace is evaluated: ``coordbench evaluate``, online
+evaluation, ``compare`` on traces, ``report --trace-id``, the green's reports and the pytest
+helper all call it, so a trace gets the same figures and verdicts whichever path reads it.
+
 A trace the assessor produced has one HOST span per scenario (attribute
 ``coordbench.scenario.id``); each scenario's subtree is evaluated as the assessor did, with
 the assessor as host, and with what the assessor recorded on its spans: the team's answer, the
 members (and those it could not reach), the task and reference texts, and (on the assessment's
-root span) the evaluation config it used, unless the caller gives one. Any other trace is
-evaluated whole, as one scenario named after its trace id. The same spans and configuration give
-byte-identical output.
+root span) the assessment config it used (weights, thresholds, pass threshold, evaluators), unless
+the caller gives one. Any other trace is evaluated whole, as one scenario named after its trace
+id. The same spans and configuration give byte-identical output.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
-from pydantic import BaseModel, ConfigDict
-
 from coordbench import semconv
+from coordbench.evals.assessment_config import AssessmentConfig, validate_config
 from coordbench.evals.base import EvalContext, EvalScenario, TeamOutcome
 from coordbench.evals.calls import message_text
-from coordbench.evals.config import EvalConfig
-from coordbench.evals.pipeline import EvalPipeline, ScenarioEvaluation
-from coordbench.graph.metrics.result import canonical_json
+from coordbench.evals.config import EvalConfig, JudgeConfig
+from coordbench.evals.evaluation import ScenarioEvaluation, TraceEvaluation
+from coordbench.evals.pipeline import EvalPipeline
 from coordbench.spans import SpanData, StatusCode
 from coordbench.spantree import SpanTree, is_agent_call
 from coordbench.steps import CallType, call_type_of
 
-__all__ = ["TraceEvaluation", "evaluate_spans", "evaluate_trace", "recorded_config", "scenario_spans"]
-
-
-class TraceEvaluation(BaseModel):
-    """The evaluation of one trace: one entry per scenario (one for a trace that is not an assessment's).
-
-    Attributes:
-        trace_id: The trace.
-        evaluations: Per scenario, by scenario id.
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    trace_id: str
-    evaluations: list[ScenarioEvaluation]
-
-    def to_json(self) -> str:
-        """Canonical JSON on one line: the same spans and configuration give the same bytes."""
-        return canonical_json(self.model_dump(mode="json"))
+__all__ = ["recorded_config", "replay", "replay_config", "replay_sync", "scenario_spans"]
 
 
 def recorded_config(spans: Iterable[SpanData]) -> dict[str, Any] | None:
@@ -124,12 +110,12 @@ def scenario_spans(spans: Sequence[SpanData]) -> dict[str, list[SpanData]]:
     return out
 
 
-async def evaluate_spans(
+async def _evaluate_spans(
     spans: Sequence[SpanData],
     *,
-    config: EvalConfig | None = None,
-    scenarios: Iterable[EvalScenario] = (),
-    participants: Iterable[str] = (),
+    config: EvalConfig,
+    scenarios: Iterable[EvalScenario],
+    participants: Iterable[str],
 ) -> list[ScenarioEvaluation]:
     """Evaluate stored spans: per scenario for an assessment's trace, else the whole trace.
 
@@ -143,7 +129,6 @@ async def evaluate_spans(
     Returns:
         One evaluation per scenario, by scenario id.
     """
-    config = config or EvalConfig()
     known = {s.id: s for s in scenarios}
     pipeline = EvalPipeline(config)
     tree = SpanTree(spans)
@@ -181,14 +166,65 @@ async def evaluate_spans(
     return out
 
 
-async def evaluate_trace(
+def replay_config(spans: Sequence[SpanData], config: AssessmentConfig | None = None) -> AssessmentConfig:
+    """The assessment config a replay applies: ``config``, else the one the trace recorded, else the defaults.
+
+    Raises:
+        ConfigurationError: If the recorded config is not a valid one (a trace that claims a config
+            it cannot have is said, not judged by other rules).
+    """
+    if config is not None:
+        return config
+    return validate_config(recorded_config(spans) or {})
+
+
+async def replay(
     trace_id: str,
     spans: Sequence[SpanData],
     *,
-    config: EvalConfig | None = None,
+    config: AssessmentConfig | None = None,
     scenarios: Iterable[EvalScenario] = (),
     participants: Iterable[str] = (),
+    judge: JudgeConfig | None = None,
 ) -> TraceEvaluation:
-    """Evaluate one trace's spans (:func:`evaluate_spans`) as a :class:`TraceEvaluation`."""
-    evaluations = await evaluate_spans(spans, config=config, scenarios=scenarios, participants=participants)
+    """Evaluate one stored trace as its assessment did: the one replay every path uses.
+
+    Args:
+        trace_id: The trace.
+        spans: Its spans.
+        config: The assessment config to apply (default: :func:`replay_config`'s, the recorded one).
+        scenarios: What is known about scenarios beyond the config's (a plain trace's task and
+            references, by the trace id); the config's scenarios come first, these override them.
+        participants: Agents expected to take part (default: those the assessor recorded).
+        judge: The LLM judge's endpoint (default: the environment's; without a key the
+            rule-based judge answers). The config's ``judge_model`` applies to it.
+
+    Raises:
+        ConfigurationError: If the config (given or recorded) names an unknown evaluator or metric,
+            or the recorded config is not valid.
+    """
+    assessment = replay_config(spans, config)
+    known = {s.id: s for s in (c.eval_scenario() for c in assessment.scenarios or [])}
+    known.update({s.id: s for s in scenarios})
+    evaluations = await _evaluate_spans(
+        spans,
+        config=assessment.eval_config(judge or JudgeConfig.from_env()),
+        scenarios=known.values(),
+        participants=participants,
+    )
     return TraceEvaluation(trace_id=trace_id, evaluations=evaluations)
+
+
+def replay_sync(
+    trace_id: str,
+    spans: Sequence[SpanData],
+    *,
+    config: AssessmentConfig | None = None,
+    scenarios: Iterable[EvalScenario] = (),
+    participants: Iterable[str] = (),
+    judge: JudgeConfig | None = None,
+) -> TraceEvaluation:
+    """:func:`replay` from code that runs no event loop (a worker process, a command): the same evaluation."""
+    return asyncio.run(
+        replay(trace_id, spans, config=config, scenarios=scenarios, participants=participants, judge=judge)
+    )

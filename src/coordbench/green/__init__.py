@@ -14,11 +14,8 @@ if TYPE_CHECKING:
     from coordbench.green.executor import GreenExecutor
     from coordbench.green.request import (
         SAMPLE_REQUEST,
-        AssessmentConfig,
         AssessmentRequest,
         RequestError,
-        ScenarioConfig,
-        default_scenarios,
         parse_request,
     )
     from coordbench.green.server import DEFAULT_NAME, GreenSettings, create_green_app, load_green_settings
@@ -27,14 +24,11 @@ __all__ = [
     "DEFAULT_NAME",
     "SAMPLE_REQUEST",
     "Assessment",
-    "AssessmentConfig",
     "AssessmentRequest",
     "GreenExecutor",
     "GreenSettings",
     "RequestError",
-    "ScenarioConfig",
     "create_green_app",
-    "default_scenarios",
     "load_green_settings",
     "parse_request",
 ]
@@ -45,11 +39,8 @@ __getattr__ = lazy_exports(
         "Assessment": "assessment",
         "GreenExecutor": "executor",
         "SAMPLE_REQUEST": "request",
-        "AssessmentConfig": "request",
         "AssessmentRequest": "request",
         "RequestError": "request",
-        "ScenarioConfig": "request",
-        "default_scenarios": "request",
         "parse_request": "request",
         "DEFAULT_NAME": "server",
         "GreenSettings": "server",

@@ -28,14 +28,14 @@ from coordbench.evals import (
     EvalScenario,
     GraphEvaluator,
     JudgeConfig,
-    JudgeResult,
     LatencyEvaluator,
     TeamOutcome,
     run_evaluator,
 )
+from coordbench.evals.assessment_config import ScenarioConfig
 from coordbench.evals.groundtruth import pattern_spans
 from coordbench.graph.metrics import GraphMetrics
-from coordbench.green.request import AssessmentRequest, ScenarioConfig
+from coordbench.green.request import AssessmentRequest
 from coordbench.instrument import host_step
 from coordbench.redaction import redact_url
 from coordbench.results import AssessmentReport, ScenarioReport
@@ -136,7 +136,7 @@ class Assessment:
         async with Messenger(timeout=config.timeout, remember_card_errors=math.inf) as messenger:
             attributes = {
                 semconv.COORDBENCH_ASSESSMENT_ID: self.assessment_id,
-                semconv.COORDBENCH_ASSESSMENT_CONFIG: json.dumps(self._recorded_config(), sort_keys=True),
+                semconv.COORDBENCH_ASSESSMENT_CONFIG: json.dumps(config.recorded(), sort_keys=True),
             }
             async with host_step(f"assessment {self.assessment_id}", attributes=attributes, new_trace=True) as root:
                 names = await self._participant_names(messenger)  # card fetches belong to the assessment
@@ -177,25 +177,18 @@ class Assessment:
             graph_metrics=graph_metrics,
             latency_metrics=latency_metrics,
             time_used=time.monotonic() - started,
-            # the known keys only: whatever else a request carries is not echoed (it may be anything)
-            config=config.model_dump(mode="json", exclude_none=True, exclude={"scenarios", *config.ignored_keys})
-            | {"scenarios": [s.id for s in scenarios]},
+            config=config.recorded() | {"scenarios": [s.id for s in scenarios]},
             ignored_config_keys=config.ignored_keys,
             shard_index=config.shard_index,
             num_shards=config.num_shards,
         )
 
-    def _recorded_config(self) -> dict[str, Any]:
-        """The config as used, its known keys only and its scenarios apart (they are recorded one by one)."""
-        config = self.request.config
-        return config.model_dump(mode="json", exclude_none=True, exclude={"scenarios", *config.ignored_keys})
-
     def _say_judge_once(self, reports: list[ScenarioReport]) -> None:
         """Why the rule-based judge answered, once per assessment (the summary says it too)."""
         reasons: set[str] = set()
         for report in reports:
-            judged = report.evaluation.typed("llm_judge") if report.evaluation is not None else None
-            if isinstance(judged, JudgeResult) and judged.fallback_reason:
+            judged = report.evaluation.results.llm_judge if report.evaluation is not None else None
+            if judged is not None and judged.fallback_reason:
                 reasons.add(judged.fallback_reason)
         for reason in sorted(reasons):
             level = logging.INFO if self.eval_config.judge.api_key is None else logging.WARNING

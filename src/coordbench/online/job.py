@@ -2,20 +2,22 @@
 
 The receiver sends a trace's spans as stored (:class:`SpanRow`, plain bytes and the codec's
 name: no decoding on the loop that takes exports) and gets back a :class:`JobResult`. The
-evaluation itself is :func:`evaluation_line`, the very function ``coordbench evaluate`` runs,
-so the same spans give the same bytes online and offline.
+evaluation itself is :func:`coordbench.evals.replay.replay`, the very replay ``coordbench
+evaluate`` runs, so the same spans give the same evaluation online and offline; its figures and
+events are read from the typed evaluation, and its JSON line is only what is stored.
 """
 
 from __future__ import annotations
 
-import asyncio
 import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple, cast
+from typing import Literal, NamedTuple
 
-from coordbench import jsontext, semconv
+from coordbench import semconv
+from coordbench.evals.evaluation import ScenarioEvaluation
+from coordbench.server.meters import ScenarioFigures
 from coordbench.spans import AttributeValue, SpanData
 from coordbench.spantree import SpanTree, is_agent_call
 from coordbench.store.encoded import EncodedSpan, Envelope
@@ -24,9 +26,7 @@ __all__ = [
     "EvaluationEvent",
     "JobRequest",
     "JobResult",
-    "ScenarioFigures",
     "SpanRow",
-    "evaluation_line",
     "may_hold_agent_calls",
     "quality_label",
     "rows_of",
@@ -137,23 +137,6 @@ class EvaluationEvent:
 
 
 @dataclass(frozen=True)
-class ScenarioFigures:
-    """What the metrics record of one evaluated scenario."""
-
-    scenario: str
-    score: float
-    passed: bool
-    answer_quality: float | None
-    coordination_quality: float | None
-    density: float | None
-    degree_centralisation: float | None
-    critical_path_s: float | None
-    fired: tuple[str, ...]
-    hubs: tuple[tuple[str, float], ...]
-    """Each hub and the median time it took to answer a request (seconds)."""
-
-
-@dataclass(frozen=True)
 class JobResult:
     """What the worker answers.
 
@@ -163,7 +146,7 @@ class JobResult:
         span_count: Spans it was given.
         team: The trace's team (:func:`team_of`).
         complete: The trace was complete (an incomplete one is evaluated once it settles).
-        line: The evaluation, canonical JSON (``coordbench evaluate``'s line).
+        line: The evaluation as stored: canonical JSON (``coordbench evaluate``'s line).
         figures: Per scenario, what the metrics record.
         events: The ``gen_ai.evaluation.result`` events to emit.
         root_span_id: The span the events are attached to (the trace's root).
@@ -219,85 +202,43 @@ def scenario_label(spans: Sequence[SpanData], evaluated: str) -> str:
     return evaluated.split("#", 1)[0]
 
 
-def evaluation_line(
-    trace_id: str,
-    spans: list[SpanData],
-    config: dict[str, Any] | None,
-    agents: Sequence[str] = (),
-    *,
-    judge: bool = True,
-) -> str:
-    """One trace's evaluation as canonical JSON, as ``coordbench evaluate`` prints it.
-
-    Args:
-        trace_id: The trace.
-        spans: Its spans.
-        config: An assessment config (``None``: the one the assessor recorded in the trace, else the defaults).
-        agents: Agents expected to take part (default: those the assessor recorded).
-        judge: Use the LLM judge the environment configures; ``False``: the rule-based judge.
-    """
-    from coordbench.evals.config import JudgeConfig
-    from coordbench.evals.replay import evaluate_trace, recorded_config
-    from coordbench.green.request import validate_config
-
-    chosen = config if config is not None else recorded_config(spans)
-    assessment = validate_config(chosen or {})
-    scenarios = [s.eval_scenario() for s in assessment.scenarios or []]
-    judge_config = JudgeConfig.from_env()
-    if not judge:
-        judge_config = judge_config.model_copy(update={"api_key": None})
-    evaluation = asyncio.run(
-        evaluate_trace(
-            trace_id,
-            spans,
-            config=assessment.eval_config(judge_config),
-            scenarios=scenarios,
-            participants=list(agents),
-        )
-    )
-    return evaluation.to_json()
-
-
-def _number(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
+def _number(value: float | None) -> float | None:
+    """``value`` as the stored line states it (12 significant digits), ``None`` for no number."""
+    if value is None or not math.isfinite(value):
         return None
-    return float(value) if math.isfinite(value) else None
+    return float(f"{value:.12g}")
 
 
-def _object(value: object) -> dict[str, Any]:
-    """``value`` if it is a JSON object, else an empty one."""
-    return cast("dict[str, Any]", value) if isinstance(value, dict) else {}
-
-
-def _strings(value: object) -> list[str]:
-    """``value``'s items as strings if it is a JSON array, else none."""
-    return [str(item) for item in cast("list[object]", value)] if isinstance(value, list) else []
-
-
-def _figures(scenario: dict[str, Any], label: str) -> ScenarioFigures:
-    results = _object(scenario.get("results"))
-    coordination = _object(results.get("coordination"))
-    metrics = _object(_object(results.get("graph")).get("metrics"))
-    latency = _object(results.get("latency"))
-    critical = _number(latency.get("critical_path_ms"))
-    agents = _object(latency.get("agents"))
+def _figures(evaluation: ScenarioEvaluation, label: str) -> ScenarioFigures:
+    results = evaluation.results
+    coordination, graph, latency = results.coordination, results.graph, results.latency
     hubs: list[tuple[str, float]] = []
-    for hub in _strings(coordination.get("hubs")):
-        p50 = _number(_object(_object(agents.get(hub)).get("handled")).get("p50_ms"))
+    for hub in coordination.hubs if coordination is not None else []:
+        handled = latency.agents[hub].handled if latency is not None and hub in latency.agents else None
+        p50 = _number(handled.p50_ms) if handled is not None else None
         if p50 is not None:
             hubs.append((hub, p50 / 1000))
+    metrics = graph.metrics if graph is not None else {}
+    critical = _number(latency.critical_path_ms) if latency is not None else None
     return ScenarioFigures(
         scenario=label,
-        score=_number(_object(scenario.get("score")).get("overall")) or 0.0,
-        passed=bool(scenario.get("passed")),
-        answer_quality=_number(coordination.get("answer_quality")),
-        coordination_quality=_number(coordination.get("coordination_quality")),
-        density=_number(metrics.get("density")),
-        degree_centralisation=_number(metrics.get("degree_centralisation")),
+        score=_number(evaluation.score.overall) or 0.0,
+        passed=evaluation.passed,
+        answer_quality=_number(coordination.answer_quality) if coordination is not None else None,
+        coordination_quality=_number(coordination.coordination_quality) if coordination is not None else None,
+        density=_metric(metrics.get("density")),
+        degree_centralisation=_metric(metrics.get("degree_centralisation")),
         critical_path_s=None if critical is None else critical / 1000,
-        fired=tuple(_strings(coordination.get("fired"))),
+        fired=tuple(coordination.fired) if coordination is not None else (),
         hubs=tuple(hubs),
     )
+
+
+def _metric(value: object) -> float | None:
+    """A graph metric as a number (a plugin metric may be anything)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return _number(float(value))
 
 
 def _cut(text: str) -> str:
@@ -309,26 +250,31 @@ def quality_label(value: float) -> str:
     return "good" if value >= 0.75 else "fair" if value >= 0.5 else "poor"
 
 
-def _events(scenario: dict[str, Any], label: str) -> list[EvaluationEvent]:
-    coordination = _object(_object(scenario.get("results")).get("coordination"))
-    weaknesses = "; ".join(_strings(coordination.get("weaknesses")))
-    strengths = "; ".join(_strings(coordination.get("strengths")))
+def _events(evaluation: ScenarioEvaluation, label: str) -> list[EvaluationEvent]:
+    coordination = evaluation.results.coordination
+    weaknesses = "; ".join(coordination.weaknesses) if coordination is not None else ""
+    strengths = "; ".join(coordination.strengths) if coordination is not None else ""
     why = _cut(weaknesses or strengths or "nothing to fault")
     events: list[EvaluationEvent] = []
-    overall = _number(_object(scenario.get("score")).get("overall"))
+    overall = _number(evaluation.score.overall)
     if overall is not None:
-        events.append(
-            EvaluationEvent("coordbench.score", overall, "pass" if scenario.get("passed") else "fail", why, label)
-        )
-    for key, name in (("coordination_quality", "coordbench.coordination"), ("answer_quality", "coordbench.answer")):
-        value = _number(coordination.get(key))
-        if value is not None:
-            events.append(EvaluationEvent(name, value, quality_label(value), why, label))
+        events.append(EvaluationEvent("coordbench.score", overall, "pass" if evaluation.passed else "fail", why, label))
+    if coordination is not None:
+        for value, name in (
+            (coordination.coordination_quality, "coordbench.coordination"),
+            (coordination.answer_quality, "coordbench.answer"),
+        ):
+            stated = _number(value)
+            if stated is not None:
+                events.append(EvaluationEvent(name, stated, quality_label(stated), why, label))
     return events
 
 
 def run_job(request: JobRequest) -> JobResult:
     """Decode, check completeness, and evaluate one trace (in the worker process)."""
+    from coordbench.evals.config import JudgeConfig
+    from coordbench.evals.replay import replay_sync
+
     started = time.perf_counter()
     spans = _decode(request.rows)
     tree = SpanTree(spans)
@@ -339,14 +285,14 @@ def run_job(request: JobRequest) -> JobResult:
     complete = tree.completeness(request.trace_id, request.idle_seconds).complete
     if not complete and request.idle_seconds < request.settle:
         return JobResult("incomplete", len(spans), team=team)
-    line = evaluation_line(request.trace_id, spans, None, judge=request.judge)
-    document = _object(jsontext.loads(line))
+    judge = JudgeConfig.from_env()
+    if not request.judge:
+        judge = judge.model_copy(update={"api_key": None})
+    evaluation = replay_sync(request.trace_id, spans, judge=judge)
     figures: list[ScenarioFigures] = []
     events: list[EvaluationEvent] = []
-    evaluations: object = document.get("evaluations")
-    for item in cast("list[object]", evaluations) if isinstance(evaluations, list) else []:
-        scenario = _object(item)
-        label = scenario_label(spans, str(scenario.get("scenario") or ""))
+    for scenario in evaluation.evaluations:
+        label = scenario_label(spans, scenario.scenario)
         figures.append(_figures(scenario, label))
         events += _events(scenario, label)
     return JobResult(
@@ -354,7 +300,7 @@ def run_job(request: JobRequest) -> JobResult:
         len(spans),
         team=team,
         complete=complete,
-        line=line,
+        line=evaluation.to_json(),
         figures=figures,
         events=events,
         root_span_id=None if root is None else root.span_id,

@@ -15,11 +15,11 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from coordbench.graph.metrics.result import canonical_json
 
-__all__ = ["EvaluationLog", "EvaluationRecord", "ScenarioSummary"]
+__all__ = ["EvaluationLog", "EvaluationRecord", "EvaluationWriter", "ScenarioSummary"]
 
 logger = logging.getLogger(__name__)
 
@@ -132,6 +132,15 @@ class EvaluationRecord:
         )
 
 
+@runtime_checkable
+class EvaluationWriter(Protocol):
+    """A store that keeps online evaluations beside its spans (ClickHouse's ``coordbench_evaluations``)."""
+
+    def write_evaluation(self, record: EvaluationRecord) -> None:
+        """Keep ``record`` (blocking; raises when it cannot)."""
+        ...
+
+
 class EvaluationLog:
     """The latest evaluation of each trace, newest last, at most ``max_records`` of them.
 
@@ -155,7 +164,7 @@ class EvaluationLog:
         """Records whose durable write failed (kept in memory only)."""
         self.unexported = 0
         """Records a sink given to :meth:`also` refused (ClickHouse down, say)."""
-        self._sinks: list[Callable[[dict[str, Any], str], None]] = []
+        self._sinks: list[Callable[[EvaluationRecord], None]] = []
         self._db: sqlite3.Connection | None = None
         if data_dir is not None:
             path = data_dir / "evaluations.sqlite"
@@ -170,8 +179,8 @@ class EvaluationLog:
                     self._db.close()
                 self._db = None
 
-    def also(self, sink: Callable[[dict[str, Any], str], None]) -> None:
-        """Give every record :meth:`put` keeps to ``sink`` too, as its head and line (on the same thread).
+    def also(self, sink: Callable[[EvaluationRecord], None]) -> None:
+        """Give every record :meth:`put` keeps to ``sink`` too (on the same thread).
 
         A sink that raises is logged and counted in :attr:`unexported`; the record is kept all the same.
         """
@@ -208,7 +217,7 @@ class EvaluationLog:
                 gone.append(self._records.popitem(last=False)[0])
         for sink in self._sinks:
             try:
-                sink(record.head(), record.line)
+                sink(record)
             except Exception as exc:  # a sink that fails must not lose the record or stop evaluation
                 self.unexported += 1
                 logger.warning("could not export the evaluation of trace %s: %s", record.trace_id, exc)

@@ -8,9 +8,11 @@ AgentBeats leaderboard queries (``docs/results.schema.json`` is generated from t
 a test holds the two equal).
 
 Each scenario's ``results`` hold the evaluators' outputs by name as plain data (an evaluator
-plugin may add its own); :meth:`ScenarioEntry.graph`, :meth:`~ScenarioEntry.coordination`,
-:meth:`~ScenarioEntry.judge` and :meth:`~ScenarioEntry.latency` read the built-in ones back as
-their own models.
+plugin may add its own; a newer coordbench's fields are kept as written);
+:meth:`ScenarioEntry.evaluator_results` reads them as the evaluation's own
+:class:`~coordbench.evals.evaluation.EvaluatorResults`, and :meth:`~ScenarioEntry.graph`,
+:meth:`~ScenarioEntry.coordination`, :meth:`~ScenarioEntry.judge` and
+:meth:`~ScenarioEntry.latency` are its built-in parts.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -33,9 +35,9 @@ from pydantic import (
 from coordbench.errors import CoordbenchError, describe_validation_error
 from coordbench.evals.base import TeamOutcome
 from coordbench.evals.coordination import CoordinationResult
+from coordbench.evals.evaluation import EvaluatorFailure, EvaluatorResults
 from coordbench.evals.judge import JudgeResult
 from coordbench.evals.latency import LatencyResult
-from coordbench.evals.pipeline import EvaluatorFailure
 from coordbench.evals.scoring import Score
 from coordbench.graph.metrics.result import GraphMetrics, canonical_json
 
@@ -52,8 +54,6 @@ __all__ = [
     "results_schema",
     "schema_text",
 ]
-
-ViewT = TypeVar("ViewT", bound=BaseModel)
 
 PART_ORDER = ("outcome", "participation", "efficiency", "parallelism", "bottleneck", "robustness", "information_flow")
 """The coordination score's parts in the order they are shown (the outcome first)."""
@@ -121,40 +121,46 @@ class ScenarioEntry(_Model):
     evaluator_failures: list[EvaluatorFailure] | None = None
     results: dict[str, Any] | None = None
     completeness: dict[str, Any] | None = None
-    _views: dict[str, tuple[object, BaseModel | None]] = PrivateAttr(
-        default_factory=dict[str, tuple[object, BaseModel | None]]
-    )
+    _read: tuple[object, EvaluatorResults] | None = PrivateAttr(default=None)
 
     @model_serializer(mode="wrap")
     def _written(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
         return {key: value for key, value in data.items() if value is not None or key not in _OPTIONAL_KEYS}
 
-    def _view(self, name: str, kind: type[ViewT]) -> ViewT | None:
-        """The evaluator ``name``'s result as ``kind`` (read once, then kept), or ``None`` when it did not run."""
-        found: object = (self.results or {}).get(name)
-        cached: tuple[object, BaseModel | None] | None = self._views.get(name)
-        if cached is None or cached[0] is not found:  # kept per result object: a copy with new results reads again
-            view = kind.model_validate(found) if isinstance(found, dict) and found else None
-            cached = (cast("object", found), view)
-            self._views[name] = cached
-        return cached[1] if isinstance(cached[1], kind) else None
+    def evaluator_results(self) -> EvaluatorResults:
+        """The evaluators' results as their own models (read once, then kept; empty when none ran).
+
+        Raises:
+            ResultsDocumentError: If a built-in evaluator's result is not what that evaluator writes.
+        """
+        found = self.results or {}
+        cached = self._read
+        if cached is None or cached[0] is not found:  # kept per results object: a copy with new results reads again
+            try:
+                cached = (found, EvaluatorResults.model_validate(found))
+            except ValidationError as exc:
+                raise ResultsDocumentError(
+                    f"scenario {self.id!r}: {describe_validation_error(exc, prefix='results.', whole='results')}"
+                ) from exc
+            self._read = cached
+        return cached[1]
 
     def graph(self) -> GraphMetrics | None:
         """The graph evaluator's result, or ``None`` when it did not run."""
-        return self._view("graph", GraphMetrics)
+        return self.evaluator_results().graph
 
     def coordination(self) -> CoordinationResult | None:
         """The coordination evaluator's result, or ``None`` when it did not run."""
-        return self._view("coordination", CoordinationResult)
+        return self.evaluator_results().coordination
 
     def judge(self) -> JudgeResult | None:
         """The judge's result, or ``None`` when it did not run."""
-        return self._view("llm_judge", JudgeResult)
+        return self.evaluator_results().llm_judge
 
     def latency(self) -> LatencyResult | None:
         """The latency evaluator's result, or ``None`` when it did not run."""
-        return self._view("latency", LatencyResult)
+        return self.evaluator_results().latency
 
     @property
     def run_of(self) -> str:

@@ -18,13 +18,13 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from coordbench import __version__
 from coordbench.evals import JudgeResult, ScenarioEvaluation, TeamOutcome
-from coordbench.graph.metrics import GraphMetrics
+from coordbench.evals.assessment_config import AssessmentConfig
 from coordbench.redaction import redact_strings
 from coordbench.results.document import (
     ResultRow,
@@ -99,8 +99,8 @@ class ScenarioReport(BaseModel):
     @property
     def label(self) -> str | None:
         """The coordination label the graph evaluator gave."""
-        graph = self.evaluation.typed("graph") if self.evaluation is not None else None
-        return graph.label if isinstance(graph, GraphMetrics) else None
+        graph = self.evaluation.results.graph if self.evaluation is not None else None
+        return graph.label if graph is not None else None
 
 
 class AssessmentReport(BaseModel):
@@ -144,22 +144,15 @@ class AssessmentReport(BaseModel):
 
 
 def _judge(report: ScenarioReport) -> JudgeResult | None:
-    judged = report.evaluation.typed("llm_judge") if report.evaluation is not None else None
-    return judged if isinstance(judged, JudgeResult) else None
+    return report.evaluation.results.llm_judge if report.evaluation is not None else None
 
 
 def _qualities(report: ScenarioReport) -> tuple[float | None, float | None]:
     """The coordination evaluator's answer quality and coordination quality of a scenario (``None``: not judged)."""
-    results = report.evaluation.results if report.evaluation is not None else {}
-    found = results.get("coordination")
-    if not isinstance(found, dict):
+    coordination = report.evaluation.results.coordination if report.evaluation is not None else None
+    if coordination is None:
         return None, None
-    coordination = cast("dict[str, Any]", found)
-    answer, quality = coordination.get("answer_quality"), coordination.get("coordination_quality")
-    return (
-        float(answer) if isinstance(answer, int | float) else None,
-        float(quality) if isinstance(quality, int | float) else None,
-    )
+    return coordination.answer_quality, coordination.coordination_quality
 
 
 def _spread(reports: list[ScenarioReport]) -> dict[str, Spread]:
@@ -212,7 +205,7 @@ def _scenario_entry(report: ScenarioReport) -> ScenarioEntry:
         repeat=report.repeat,
         score_components=evaluation.score if evaluation else None,
         evaluator_failures=list(evaluation.failures) if evaluation else None,
-        results=evaluation.results if evaluation else None,
+        results=evaluation.results.model_dump(mode="json") if evaluation else None,
         completeness=completeness or None,
     )
 
@@ -229,8 +222,8 @@ def result_row(report: AssessmentReport) -> ResultRow:
     passed = sum(1 for s in evaluated if s.evaluation is not None and s.evaluation.passed)
     densities: list[float] = []
     for s in evaluated:
-        graph = s.evaluation.typed("graph") if s.evaluation is not None else None
-        if isinstance(graph, GraphMetrics) and isinstance(graph.metrics.get("density"), int | float):
+        graph = s.evaluation.results.graph if s.evaluation is not None else None
+        if graph is not None and isinstance(graph.metrics.get("density"), int | float):
             densities.append(float(graph.metrics["density"]))
     judged = [j for j in (_judge(s) for s in evaluated) if j is not None]
     qualities = [_qualities(s) for s in evaluated]
@@ -288,42 +281,52 @@ async def trace_results(
     spans: Sequence[SpanData],
     trace_id: str,
     *,
+    config: AssessmentConfig | None = None,
     participants: Sequence[str] = (),
     task: str = "",
     references: Sequence[str] = (),
 ) -> ResultsDocument:
-    """A results document for a stored trace, re-evaluated (per scenario for an assessment's trace).
+    """A results document for a stored trace, replayed (:func:`coordbench.evals.replay.replay`).
 
-    The participants are the agents the trace shows (no address is known: each is given as
-    ``seen in the trace``), and the time used is the trace's span from first start to last end.
+    The trace is judged as its assessment judged it: with the config it recorded (which the
+    document's ``detail.config`` then shows) unless ``config`` is given. The participants are the
+    agents the trace shows (no address is known: each is given as ``seen in the trace``), and the
+    time used is the trace's span from first start to last end.
 
     Args:
         spans: The trace's spans.
         trace_id: The trace (the assessment's id in the document).
+        config: The assessment config to apply (default: the recorded one, else the defaults).
         participants: The team's members, when known (a member that never took part is then idle).
         task: The task of a plain trace (one that holds no assessment), when known.
         references: What a good answer to it holds.
+
+    Raises:
+        ConfigurationError: If the recorded config is not valid.
     """
     from coordbench.evals import EvalScenario
-    from coordbench.evals.replay import evaluate_spans
+    from coordbench.evals.replay import recorded_config, replay, replay_config
 
+    assessment = replay_config(spans, config)
     known = [EvalScenario(id=trace_id, task=task, references=list(references))] if task or references else []
-    evaluations = await evaluate_spans(spans, scenarios=known, participants=participants)
+    evaluation = await replay(trace_id, spans, config=assessment, scenarios=known, participants=participants)
     scenarios = [
         ScenarioReport(id=e.scenario, mode="live", status="evaluated", trace_id=trace_id, evaluation=e)
-        for e in evaluations
+        for e in evaluation.evaluations
     ]
     agents: set[str] = set()
-    for evaluation in evaluations:
-        graph = evaluation.typed("graph")
-        if isinstance(graph, GraphMetrics):
+    for scenario in evaluation.evaluations:
+        graph = scenario.results.graph
+        if graph is not None:
             agents |= {a.name for a in graph.agents} - set(graph.hosts)
     took = (max(s.end_time_unix_nano for s in spans) - min(s.start_time_unix_nano for s in spans)) / 1e9 if spans else 0
+    applied = config is not None or recorded_config(spans) is not None
     report = AssessmentReport(
         assessment_id=trace_id,
         participants=dict.fromkeys(sorted(agents), "seen in the trace"),
         scenarios=scenarios,
         time_used=max(0.0, took),
+        config=assessment.recorded() if applied else {},
     )
     return agentbeats_results(report)
 

@@ -18,7 +18,7 @@ from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoin
 from coordbench import __version__
 from coordbench.errors import StepFormatError
 from coordbench.online.api import router as online_router
-from coordbench.otlp import CODECS, native
+from coordbench.otlp import CODECS, encoded_span, native
 from coordbench.otlp.grpc import GrpcReceiver
 from coordbench.otlp.http import router as otlp_router
 from coordbench.otlp.ingest import Inflight
@@ -70,7 +70,9 @@ def build_store(settings: Settings) -> SpanStore:
 
         # the index table is watched over long enough for a trace to settle (then it is evaluated as it is)
         window = max(60.0, 2 * (settings.evaluate_settle + settings.evaluate_quiet))
-        store = ClickHouseStore(settings.store, window=window, evaluator_name=evaluator_name(settings))
+        store = ClickHouseStore(
+            settings.store, encode=encoded_span, window=window, evaluator_name=evaluator_name(settings)
+        )
         store.check()  # a ClickHouse that cannot be used stops the server before it serves, saying why
         return store
     persistence = (
@@ -165,7 +167,7 @@ def _online_evaluator(app: FastAPI, settings: Settings, store: SpanStore) -> Onl
         return None
     from coordbench.online.evaluator import OnlineEvaluator, OnlineSettings
     from coordbench.online.events import EvaluationEvents
-    from coordbench.online.records import EvaluationLog
+    from coordbench.online.records import EvaluationLog, EvaluationWriter
 
     online = OnlineSettings(
         quiet=settings.evaluate_quiet,
@@ -178,9 +180,8 @@ def _online_evaluator(app: FastAPI, settings: Settings, store: SpanStore) -> Onl
         team_attribute=settings.team_attribute,
     )
     log = EvaluationLog(settings.max_evaluations, settings.data_dir)
-    writer = getattr(store, "write_evaluation", None)
-    if writer is not None:  # a ClickHouse store: evaluations go to its coordbench_evaluations table too
-        log.also(writer)
+    if isinstance(store, EvaluationWriter):  # a ClickHouse store: evaluations go to its coordbench_evaluations table
+        log.also(store.write_evaluation)
     sink = getattr(app.state, "evaluations_sink", None)
     if sink is not None:  # spans kept here, evaluations also written to ClickHouse
         log.also(sink)

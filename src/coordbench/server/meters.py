@@ -23,7 +23,6 @@ from fastapi import APIRouter, Request, Response
 if TYPE_CHECKING:
     from opentelemetry.metrics import CallbackOptions, Observation
 
-    from coordbench.online.job import ScenarioFigures
     from coordbench.otlp.ingest import Inflight
     from coordbench.store import SpanStore
 
@@ -34,6 +33,7 @@ __all__ = [
     "BackendMeters",
     "BoundedLabels",
     "Instrument",
+    "ScenarioFigures",
     "router",
 ]
 
@@ -219,6 +219,35 @@ INSTRUMENTS: dict[str, Instrument] = {i.name: i for i in _INGEST + _EVALUATION}
 """Every metric the backend reports, by OpenTelemetry name."""
 PROMETHEUS: dict[str, str] = {name: i.prometheus for name, i in INSTRUMENTS.items()}
 """Each metric's name on ``/metrics``."""
+
+
+@dataclass(frozen=True)
+class ScenarioFigures:
+    """What the metrics record of one evaluated scenario (online evaluation makes them from its evaluation).
+
+    Attributes:
+        scenario: The scenario's label.
+        score: The overall score.
+        passed: Whether it passed.
+        answer_quality: How good the answer was (``None``: not judged).
+        coordination_quality: How well the agents worked together (``None``: not judged).
+        density: The agent graph's density.
+        degree_centralisation: The agent graph's degree centralisation.
+        critical_path_s: The critical path's length.
+        fired: The evidence that fired.
+        hubs: Each hub and the median time it took to answer a request (seconds).
+    """
+
+    scenario: str
+    score: float
+    passed: bool
+    answer_quality: float | None
+    coordination_quality: float | None
+    density: float | None
+    degree_centralisation: float | None
+    critical_path_s: float | None
+    fired: tuple[str, ...]
+    hubs: tuple[tuple[str, float], ...]
 
 
 class BoundedLabels:
