@@ -26,16 +26,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import heapq
 import logging
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from coordbench.online.events import EvaluationEvents
 from coordbench.online.job import DEFAULT_TEAM_ATTRIBUTE, JobRequest, JobResult, may_hold_agent_calls, rows_of
 from coordbench.online.records import EvaluationLog, EvaluationRecord, ScenarioSummary
+from coordbench.online.schedule import Schedule
 from coordbench.online.worker import WorkerDiedError, WorkerProcess, WorkerTimeoutError
 from coordbench.server.meters import BackendMeters
 from coordbench.store import SpanStore
@@ -150,17 +149,8 @@ class OnlineEvaluator:
         self.judge_configured = judge_configured
         self.counts = _Counts()
         self._bucket = _Bucket(self.settings.judge_per_minute, store.now)
-        self._growing: OrderedDict[bytes, float] = OrderedDict()  # trace -> last growth, oldest first
-        self._rechecks: dict[bytes, float] = {}  # incomplete traces -> when to look again
-        self._heap: list[tuple[float, bytes]] = []
+        self.schedule = Schedule(self.settings.quiet)
         self._queue: asyncio.Queue[bytes] = asyncio.Queue(maxsize=self.settings.queue)
-        self._queued: set[bytes] = set()  # queued or being evaluated
-        self._running: set[bytes] = set()  # their spans were copied for an evaluation that has not ended
-        self._running_late: dict[bytes, int] = {}  # spans that came after that copy
-        self._again: dict[bytes, float] = {}  # grew while queued or being evaluated -> when it last grew
-        self._gone: set[bytes] = set()  # dropped while queued (already counted)
-        self._revision: dict[bytes, tuple[int, int]] = {}  # evaluated traces -> (revision, span count)
-        self._late: dict[bytes, int] = {}
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._workers = [WorkerProcess() for _ in range(self.settings.workers)]
@@ -168,7 +158,7 @@ class OnlineEvaluator:
         self._changed = asyncio.Event()  # set (and replaced) whenever a trace's evaluation ends or is skipped
         for reason in SKIP_REASONS:  # every series from the start: a counter first seen at 1 hides that increase
             meters.add("coordbench.traces.skipped", {"reason": reason}, 0)
-        meters.queue_size = lambda: (self._queue.qsize(), self.settings.queue, len(self._growing) + len(self._rechecks))
+        meters.queue_size = lambda: (self._queue.qsize(), self.settings.queue, self.schedule.pending)
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -200,30 +190,18 @@ class OnlineEvaluator:
 
     def grown(self, trace_id: bytes, new_spans: int, now: float) -> None:
         """Schedule the trace (or count late spans of an evaluated one)."""
+        known: tuple[int, int] | None = None
         if self._starting:  # a trace loaded from durable storage: evaluated before, as it is now?
             record = self.log.get(trace_id.hex())
-            if record is not None and record.span_count <= new_spans:
-                self._revision[trace_id] = (record.revision, record.span_count)
-                new_spans -= record.span_count  # what came after the evaluation is late
-                if not new_spans:
-                    return
-        done = self._revision.get(trace_id)
-        if done is None and trace_id in self._running:  # after the spans being judged: late if that evaluation lands
-            self._running_late[trace_id] = self._running_late.get(trace_id, 0) + new_spans
-        elif done is not None:  # after the spans it was judged on
-            self._count_late(trace_id, new_spans)
-            if done[0] >= 2:
-                return
-        if trace_id in self._queued:
-            self._again[trace_id] = now
-        self._growing[trace_id] = now
-        self._growing.move_to_end(trace_id)
-        self._rechecks.pop(trace_id, None)
-        if len(self._growing) == 1:
+            if record is not None:
+                known = (record.revision, record.span_count)
+        grown = self.schedule.grown(trace_id, new_spans, now, known=known)
+        if grown.late:
+            self._count_late(trace_id, grown.late)
+        if grown.wake:
             self._wake.set()
 
     def _count_late(self, trace_id: bytes, spans: int) -> None:
-        self._late[trace_id] = self._late.get(trace_id, 0) + spans
         self.counts.late_spans += spans
         record = self.log.get(trace_id.hex())
         team = self.meters.labels("team", record.team if record else "unknown")
@@ -231,18 +209,7 @@ class OnlineEvaluator:
 
     def dropped(self, trace_id: bytes, *, evicted: bool) -> None:
         """Forget the trace; an eviction before its evaluation is counted."""
-        waiting = self._growing.pop(trace_id, None) is not None
-        waiting = self._rechecks.pop(trace_id, None) is not None or waiting
-        if trace_id in self._queued:
-            waiting = True
-            self._gone.add(trace_id)
-        evaluated = trace_id in self._revision
-        self._revision.pop(trace_id, None)
-        self._late.pop(trace_id, None)
-        self._running.discard(trace_id)
-        self._running_late.pop(trace_id, None)
-        self._again.pop(trace_id, None)
-        if evicted and waiting and not evaluated:
+        if self.schedule.dropped(trace_id, evicted=evicted):
             self._skip("evicted")
 
     def _skip(self, reason: str) -> None:
@@ -256,63 +223,22 @@ class OnlineEvaluator:
 
     # --- scheduling -------------------------------------------------------------------------
 
-    def _due(self, now: float) -> list[bytes]:
-        quiet = self.settings.quiet
-        due: list[bytes] = []
-        growing = self._growing
-        while growing:
-            trace_id, grew = next(iter(growing.items()))
-            if grew + quiet > now:
-                break
-            growing.popitem(last=False)
-            due.append(trace_id)
-        heap = self._heap
-        while heap and heap[0][0] <= now:
-            at, trace_id = heapq.heappop(heap)
-            if self._rechecks.get(trace_id) == at:
-                del self._rechecks[trace_id]
-                due.append(trace_id)
-        return due
-
-    def _next_wait(self, now: float) -> float | None:
-        times: list[float] = []
-        if self._growing:
-            times.append(next(iter(self._growing.values())) + self.settings.quiet)
-        while self._heap and self._rechecks.get(self._heap[0][1]) != self._heap[0][0]:
-            heapq.heappop(self._heap)  # superseded
-        if self._heap:
-            times.append(self._heap[0][0])
-        return max(0.0, min(times) - now) if times else None
-
     async def _schedule(self) -> None:
         while True:
-            now = self.store.now()
-            for trace_id in self._due(now):
-                if self._revision.get(trace_id, (0, 0))[0] >= 2:
-                    continue  # re-evaluated once already (it grew during that evaluation): late spans are only counted
-                if trace_id in self._queued:  # still being evaluated: looked at again once that ends
-                    self._again.setdefault(trace_id, now)
-                    continue
+            for trace_id in self.schedule.due(self.store.now()):
                 try:
                     self._queue.put_nowait(trace_id)
                 except asyncio.QueueFull:
                     self._skip("queue_full")
                     continue
-                self._queued.add(trace_id)
-            wait = self._next_wait(self.store.now())
+                self.schedule.queued(trace_id)
+            wait = self.schedule.next_wait(self.store.now())
             self._wake.clear()
             if wait is None:
                 await self._wake.wait()
             elif wait > 0:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), timeout=wait)
-
-    def _recheck(self, trace_id: bytes, at: float) -> None:
-        if trace_id in self._growing:
-            return  # it grew meanwhile: the quiet period decides
-        self._rechecks[trace_id] = at
-        heapq.heappush(self._heap, (at, trace_id))
-        self._wake.set()
 
     # --- evaluating -------------------------------------------------------------------------
 
@@ -341,22 +267,12 @@ class OnlineEvaluator:
                 logger.exception("online evaluation of trace %s failed", trace_id.hex())
                 self._skip("failed")
             finally:
-                self._queued.discard(trace_id)
-                self._running.discard(trace_id)
-                self._running_late.pop(trace_id, None)
-                gone = trace_id in self._gone
-                self._gone.discard(trace_id)
-                grew = self._again.pop(trace_id, None)
-                if grew is not None and not gone and trace_id not in self._growing:
-                    # it grew while being evaluated and its quiet period already passed: due again now
-                    self._growing[trace_id] = grew
-                    self._growing.move_to_end(trace_id)
-                    self._rechecks.pop(trace_id, None)  # growth decides now, not a settle recheck
+                if self.schedule.finished(trace_id):
                     self._wake.set()
                 self._notify()
 
     async def _evaluate(self, trace_id: bytes, worker: WorkerProcess) -> None:
-        if trace_id in self._gone:
+        if self.schedule.gone(trace_id):
             return
         if self.store.blocking_reads:  # a database read: off the loop
             held = await asyncio.to_thread(self.store.encoded, trace_id)
@@ -366,7 +282,7 @@ class OnlineEvaluator:
             self._skip("evicted")
             return
         spans, idle = held
-        self._running.add(trace_id)
+        self.schedule.started(trace_id)
         asked = self.store.now()
         rows = await asyncio.to_thread(rows_of, spans)  # off the loop: a large trace's copy takes a while
         if not may_hold_agent_calls(rows):
@@ -394,22 +310,21 @@ class OnlineEvaluator:
             logger.error("the evaluation worker died evaluating trace %s (%s); a new one starts", trace_id.hex(), exc)
             self._skip("failed")
             return
-        if trace_id in self._gone:
+        if self.schedule.gone(trace_id):
             return
         await self._record(trace_id, result, last_growth=asked - idle, judge=request.judge)
 
     async def _record(self, trace_id: bytes, result: JobResult, *, last_growth: float, judge: bool) -> None:
         if result.outcome == "incomplete":
             self.counts.incomplete_checks += 1
-            self._recheck(trace_id, last_growth + self.settings.settle)
+            if self.schedule.recheck(trace_id, last_growth + self.settings.settle):
+                self._wake.set()
             return
         if result.outcome == "no_agent_calls":
             self.counts.without_agent_calls += 1
             self.meters.add("coordbench.traces.without_agent_calls")
             return
-        revision = self._revision.get(trace_id, (0, 0))[0] + 1
-        self._revision[trace_id] = (revision, result.span_count)
-        missed = self._running_late.pop(trace_id, 0)
+        revision, missed = self.schedule.evaluated(trace_id, result.span_count)
         if missed:  # spans that came while this evaluation ran: it did not see them
             self._count_late(trace_id, missed)
         self.counts.evaluated += 1
@@ -422,7 +337,7 @@ class OnlineEvaluator:
             span_count=result.span_count,
             complete=result.complete,
             revision=revision,
-            late_spans=self._late.get(trace_id, 0),
+            late_spans=self.schedule.late(trace_id),
             judge=judge,
             scenarios=tuple(
                 ScenarioSummary(f.scenario, f.score, f.passed, f.answer_quality, f.coordination_quality, f.fired)
@@ -471,7 +386,7 @@ class OnlineEvaluator:
             "judged": c.judged,
             "judge_rate_limited": c.judge_rate_limited,
             "queued": self._queue.qsize(),
-            "pending": len(self._growing) + len(self._rechecks),
+            "pending": self.schedule.pending,
             "kept": len(self.log),
             "unsaved": self.log.unsaved,
             "unexported": self.log.unexported,
