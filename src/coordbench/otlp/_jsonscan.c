@@ -23,14 +23,14 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_spans.h"
+
 #define MAX_NESTING 256     /* containers inside each other, anywhere in the body */
 #define MAX_VALUE_DEPTH 64  /* nested arrayValue/kvlistValue levels (coordbench.otlp.model.MAX_VALUE_DEPTH) */
 #define MAX_NUMBER 300      /* characters of a number literal: far below Python's int digit limit */
 
 /* Results: OK, the body goes to the Python decoder (WHOLE), or a Python error is set (ERROR). */
-#define OK 1
-#define WHOLE 0
-#define ERROR (-1)
+#define WHOLE 0 /* beside _spans.h's OK and ERROR */
 
 typedef struct {
     const uint8_t *p, *end;
@@ -631,27 +631,9 @@ static int status_object(Cur *c) {
 }
 
 typedef struct {
-    PyTypeObject *span_type;
-    PyObject *codec;
-    PyObject *envelope_of;
-    PyObject *spans;         /* list of span_type tuples */
-    PyObject *last_trace_id; /* shared by consecutive spans of one trace */
-    Py_ssize_t marked;       /* spans left to the Python decoder */
+    SpanList out;
+    Py_ssize_t marked; /* spans left to the Python decoder */
 } Scan;
-
-static int all_zero(const uint8_t *s, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (s[i]) return 0;
-    return 1;
-}
-
-static PyObject *trace_id_object(Scan *scan, const uint8_t *id) {
-    PyObject *trace_id = scan->last_trace_id;
-    if (trace_id != NULL && memcmp(PyBytes_AS_STRING(trace_id), id, 16) == 0) return Py_NewRef(trace_id);
-    trace_id = PyBytes_FromStringAndSize((const char *)id, 16);
-    if (trace_id != NULL) Py_XSETREF(scan->last_trace_id, Py_NewRef(trace_id));
-    return trace_id;
-}
 
 /* A span's ids as its members give them (sizes 0 when absent or not valid hex of the width). */
 typedef struct {
@@ -713,41 +695,12 @@ static int scan_span(Scan *scan, Cur *c) {
     if (status != OK) return status;
     int marked =
         c->bad || ids.sizes[0] != 16 || all_zero(ids.trace_id, 16) || ids.sizes[1] != 8 || all_zero(ids.span_id, 8);
-    PyObject *span = scan->span_type->tp_alloc(scan->span_type, 6);
-    if (span == NULL) return ERROR;
-    PyObject *items[6];
     if (marked) {
         scan->marked++;
-        items[0] = Py_NewRef(Py_None);
-        items[1] = Py_NewRef(Py_None);
-        items[2] = Py_NewRef(Py_None);
-    } else {
-        items[0] = trace_id_object(scan, ids.trace_id);
-        items[1] = PyBytes_FromStringAndSize((const char *)ids.span_id, 8);
-        items[2] = PyBytes_FromStringAndSize(ids.sizes[2] ? (const char *)ids.parent : NULL, (Py_ssize_t)ids.sizes[2]);
+        return append_span(&scan->out, NULL, NULL, NULL, 0, start, (size_t)(c->p - start));
     }
-    items[3] = Py_NewRef(scan->codec);
-    items[4] = PyBytes_FromStringAndSize((const char *)start, c->p - start);
-    items[5] = Py_NewRef(Py_None); /* the envelope, set once the whole ResourceSpans is read */
-    for (int i = 0; i < 6; i++)
-        PyTuple_SET_ITEM(span, i, items[i]);
-    for (int i = 0; i < 6; i++) {
-        if (items[i] == NULL) {
-            Py_DECREF(span);
-            return ERROR;
-        }
-    }
-    /* bytes, a codec and an envelope that never refers back to a span: no reference cycle */
-    PyObject_GC_UnTrack(span);
-    int failed = PyList_Append(scan->spans, span);
-    Py_DECREF(span);
-    return failed ? ERROR : OK;
+    return append_span(&scan->out, ids.trace_id, ids.span_id, ids.parent, ids.sizes[2], start, (size_t)(c->p - start));
 }
-
-typedef struct {
-    const uint8_t *scope, *scope_end;
-    Py_ssize_t first, last; /* the scope's spans: spans[first:last] */
-} ScopeEntry;
 
 /* An object member that must be null or an object: its text (NULL for null); else WHOLE. */
 static int object_or_null(Cur *c, const uint8_t **start, const uint8_t **end) {
@@ -790,8 +743,9 @@ static int span_item(Scan *scan, Cur *c, void *Py_UNUSED(data)) { return scan_sp
 static int scope_spans_item(Scan *scan, Cur *c, void *data) {
     ScopeEntry *entry = data;
     int empty, more = 1, seen_scope = 0, seen_spans = 0;
-    entry->scope = entry->scope_end = NULL;
-    entry->first = PyList_GET_SIZE(scan->spans);
+    const uint8_t *scope_end = NULL;
+    entry->scope = NULL;
+    entry->first = PyList_GET_SIZE(scan->out.spans);
     if (open_container(c, '}', &empty) != OK) return WHOLE;
     while (!empty && more) {
         Str key;
@@ -799,7 +753,7 @@ static int scope_spans_item(Scan *scan, Cur *c, void *data) {
         if (read_key(c, &key) != OK) return WHOLE;
         if (KEY(&key, "scope")) {
             if (seen_scope++) return WHOLE;
-            status = object_or_null(c, &entry->scope, &entry->scope_end);
+            status = object_or_null(c, &entry->scope, &scope_end);
         } else if (KEY(&key, "spans")) {
             if (seen_spans++) return WHOLE;
             status = object_array(scan, c, span_item, NULL);
@@ -810,7 +764,8 @@ static int scope_spans_item(Scan *scan, Cur *c, void *data) {
         if (status != OK) return status;
         if (next_item(c, '}', &more) != OK) return WHOLE;
     }
-    entry->last = PyList_GET_SIZE(scan->spans);
+    entry->last = PyList_GET_SIZE(scan->out.spans);
+    entry->scope_size = entry->scope ? (size_t)(scope_end - entry->scope) : 0;
     return OK;
 }
 
@@ -834,11 +789,6 @@ static int scope_entry_item(Scan *scan, Cur *c, void *data) {
     return scope_spans_item(scan, c, &scopes->entries[scopes->count++]);
 }
 
-static PyObject *slice_or_none(const uint8_t *start, const uint8_t *end) {
-    if (start == NULL) return Py_NewRef(Py_None);
-    return PyBytes_FromStringAndSize((const char *)start, end - start);
-}
-
 static int resource_spans_item(Scan *scan, Cur *c, void *Py_UNUSED(data)) {
     const uint8_t *resource = NULL, *resource_end = NULL;
     Scopes scopes = {NULL, 0, 0};
@@ -859,34 +809,16 @@ static int resource_spans_item(Scan *scan, Cur *c, void *Py_UNUSED(data)) {
     }
     if (status == OK && !scopes.count && resource != NULL) {
         /* no spans, but Python's decoder still checks the resource's attributes */
-        PyObject *resource_bytes = slice_or_none(resource, resource_end);
+        PyObject *resource_bytes = slice_or_none(resource, (size_t)(resource_end - resource));
         PyObject *envelope =
-            resource_bytes ? PyObject_CallFunctionObjArgs(scan->envelope_of, resource_bytes, Py_None, NULL) : NULL;
+            resource_bytes ? PyObject_CallFunctionObjArgs(scan->out.envelope_of, resource_bytes, Py_None, NULL) : NULL;
         Py_XDECREF(resource_bytes);
         if (envelope == NULL) status = ERROR;
         Py_XDECREF(envelope);
     }
-    if (status == OK && scopes.count) {
-        PyObject *resource_bytes = slice_or_none(resource, resource_end);
-        if (resource_bytes == NULL) status = ERROR;
-        for (Py_ssize_t i = 0; i < scopes.count && status == OK; i++) {
-            PyObject *scope_bytes = slice_or_none(scopes.entries[i].scope, scopes.entries[i].scope_end);
-            PyObject *envelope =
-                scope_bytes ? PyObject_CallFunctionObjArgs(scan->envelope_of, resource_bytes, scope_bytes, NULL) : NULL;
-            Py_XDECREF(scope_bytes);
-            if (envelope == NULL) {
-                status = ERROR;
-                break;
-            }
-            for (Py_ssize_t j = scopes.entries[i].first; j < scopes.entries[i].last; j++) {
-                PyObject *span = PyList_GET_ITEM(scan->spans, j);
-                PyObject *old = PyTuple_GET_ITEM(span, 5);
-                PyTuple_SET_ITEM(span, 5, Py_NewRef(envelope));
-                Py_DECREF(old);
-            }
-            Py_DECREF(envelope);
-        }
-        Py_XDECREF(resource_bytes);
+    if (status == OK) {
+        size_t resource_size = resource ? (size_t)(resource_end - resource) : 0;
+        status = attach_envelopes(&scan->out, resource, resource_size, scopes.entries, scopes.count);
     }
     PyMem_Free(scopes.entries);
     return status;
@@ -907,8 +839,8 @@ static PyObject *scan(PyObject *Py_UNUSED(module), PyObject *args) {
         PyErr_SetString(PyExc_TypeError, "span_type must be a tuple subclass");
         return NULL;
     }
-    Scan state = {(PyTypeObject *)span_type, codec, envelope_of, PyList_New(0), NULL, 0};
-    if (state.spans == NULL) {
+    Scan state = {{(PyTypeObject *)span_type, codec, envelope_of, PyList_New(0), NULL}, 0};
+    if (state.out.spans == NULL) {
         PyBuffer_Release(&body);
         return NULL;
     }
@@ -933,13 +865,13 @@ static PyObject *scan(PyObject *Py_UNUSED(module), PyObject *args) {
         if (c.p != c.end) status = WHOLE; /* anything after the document */
     }
     PyBuffer_Release(&body);
-    Py_XDECREF(state.last_trace_id);
+    Py_XDECREF(state.out.last_trace_id);
     if (status != OK) {
-        Py_DECREF(state.spans);
+        Py_DECREF(state.out.spans);
         if (status == ERROR) return NULL;
         Py_RETURN_NONE;
     }
-    return Py_BuildValue("(Nn)", state.spans, state.marked);
+    return Py_BuildValue("(Nn)", state.out.spans, state.marked);
 }
 
 static PyMethodDef methods[] = {

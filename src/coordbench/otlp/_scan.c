@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_spans.h"
+
 enum { K_UNKNOWN = 0, K_VARINT, K_FIXED64, K_FIXED32, K_BYTES, K_STRING, K_MESSAGE, K_UNSUPPORTED };
 
 #define MAX_MESSAGES 64
@@ -34,9 +36,7 @@ static int configured = 0;
 static int m_request, m_resource_spans, m_scope_spans, m_span, m_resource, m_scope;
 
 /* Results of the helpers: OK, not for the fast path (FALLBACK), or a Python error (ERROR). */
-#define OK 1
-#define FALLBACK 0
-#define ERROR (-1)
+#define FALLBACK 0 /* beside _spans.h's OK and ERROR */
 
 static inline int read_varint(const uint8_t **p, const uint8_t *end, uint64_t *out) {
     const uint8_t *q = *p;
@@ -176,25 +176,9 @@ static int validate(int msg, const uint8_t *p, const uint8_t *end, int depth) {
 }
 
 typedef struct {
-    PyTypeObject *span_type;
-    PyObject *codec;
-    PyObject *envelope_of;
-    PyObject *spans;         /* list of span_type tuples */
-    PyObject *last_trace_id; /* shared by consecutive spans of one trace: one object, not one per span */
-    Py_ssize_t rejected[3];  /* invalid trace_id, span_id, parent_span_id */
+    SpanList out;
+    Py_ssize_t rejected[3]; /* invalid trace_id, span_id, parent_span_id */
 } Scan;
-
-typedef struct {
-    const uint8_t *scope;
-    size_t scope_size;
-    Py_ssize_t first, last; /* the scope's spans: spans[first:last] */
-} ScopeEntry;
-
-static int all_zero(const uint8_t *s, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (s[i]) return 0;
-    return 1;
-}
 
 static int scan_span(Scan *scan, const uint8_t *start, const uint8_t *end) {
     const uint8_t *p = start, *ids[5] = {NULL};
@@ -221,44 +205,13 @@ static int scan_span(Scan *scan, const uint8_t *start, const uint8_t *end) {
         scan->rejected[2]++;
         return OK;
     }
-    PyObject *span = scan->span_type->tp_alloc(scan->span_type, 6);
-    if (span == NULL) return ERROR;
-    PyObject *trace_id = scan->last_trace_id;
-    if (trace_id != NULL && memcmp(PyBytes_AS_STRING(trace_id), ids[1], 16) == 0) {
-        Py_INCREF(trace_id);
-    } else {
-        trace_id = PyBytes_FromStringAndSize((const char *)ids[1], 16);
-        if (trace_id != NULL) Py_XSETREF(scan->last_trace_id, Py_NewRef(trace_id));
-    }
-    PyObject *items[6] = {
-        trace_id,
-        PyBytes_FromStringAndSize((const char *)ids[2], 8),
-        PyBytes_FromStringAndSize(sizes[4] ? (const char *)ids[4] : NULL, (Py_ssize_t)sizes[4]),
-        Py_NewRef(scan->codec),
-        PyBytes_FromStringAndSize((const char *)start, end - start),
-        Py_NewRef(Py_None), /* the envelope, set once the whole ResourceSpans is read */
-    };
-    for (int i = 0; i < 6; i++)
-        PyTuple_SET_ITEM(span, i, items[i]);
-    for (int i = 0; i < 6; i++) {
-        if (items[i] == NULL) {
-            Py_DECREF(span);
-            return ERROR;
-        }
-    }
-    /* A stored span holds bytes, a str and an envelope that never refers back to a span, so it
-     * cannot be part of a reference cycle: leave it out of the cyclic garbage collector, which
-     * would otherwise walk every span of the store on each full collection. */
-    PyObject_GC_UnTrack(span);
-    int failed = PyList_Append(scan->spans, span);
-    Py_DECREF(span);
-    return failed ? ERROR : OK;
+    return append_span(&scan->out, ids[1], ids[2], ids[4], sizes[4], start, (size_t)(end - start));
 }
 
 static int scan_scope_spans(Scan *scan, const uint8_t *p, const uint8_t *end, ScopeEntry *entry) {
     entry->scope = NULL;
     entry->scope_size = 0;
-    entry->first = PyList_GET_SIZE(scan->spans);
+    entry->first = PyList_GET_SIZE(scan->out.spans);
     while (p < end) {
         uint32_t field;
         int wire_type;
@@ -279,13 +232,8 @@ static int scan_scope_spans(Scan *scan, const uint8_t *p, const uint8_t *end, Sc
             return FALLBACK;
         }
     }
-    entry->last = PyList_GET_SIZE(scan->spans);
+    entry->last = PyList_GET_SIZE(scan->out.spans);
     return OK;
-}
-
-static PyObject *slice_or_none(const uint8_t *start, size_t size) {
-    if (start == NULL) return Py_NewRef(Py_None);
-    return PyBytes_FromStringAndSize((const char *)start, (Py_ssize_t)size);
 }
 
 static int scan_resource_spans(Scan *scan, const uint8_t *p, const uint8_t *end) {
@@ -328,28 +276,7 @@ static int scan_resource_spans(Scan *scan, const uint8_t *p, const uint8_t *end)
             status = FALLBACK;
         }
     }
-    if (status == OK && count) {
-        PyObject *resource_bytes = slice_or_none(resource, resource_size);
-        if (resource_bytes == NULL) status = ERROR;
-        for (Py_ssize_t i = 0; i < count && status == OK; i++) {
-            PyObject *scope_bytes = slice_or_none(entries[i].scope, entries[i].scope_size);
-            PyObject *envelope =
-                scope_bytes ? PyObject_CallFunctionObjArgs(scan->envelope_of, resource_bytes, scope_bytes, NULL) : NULL;
-            Py_XDECREF(scope_bytes);
-            if (envelope == NULL) {
-                status = ERROR;
-                break;
-            }
-            for (Py_ssize_t j = entries[i].first; j < entries[i].last; j++) {
-                PyObject *span = PyList_GET_ITEM(scan->spans, j);
-                PyObject *old = PyTuple_GET_ITEM(span, 5);
-                PyTuple_SET_ITEM(span, 5, Py_NewRef(envelope));
-                Py_DECREF(old);
-            }
-            Py_DECREF(envelope);
-        }
-        Py_XDECREF(resource_bytes);
-    }
+    if (status == OK) status = attach_envelopes(&scan->out, resource, resource_size, entries, count);
     PyMem_Free(entries);
     return status;
 }
@@ -372,8 +299,8 @@ static PyObject *scan(PyObject *Py_UNUSED(module), PyObject *args) {
         PyErr_SetString(PyExc_TypeError, "span_type must be a tuple subclass");
         return NULL;
     }
-    Scan state = {(PyTypeObject *)span_type, codec, envelope_of, PyList_New(0), NULL, {0, 0, 0}};
-    if (state.spans == NULL) {
+    Scan state = {{(PyTypeObject *)span_type, codec, envelope_of, PyList_New(0), NULL}, {0, 0, 0}};
+    if (state.out.spans == NULL) {
         PyBuffer_Release(&body);
         return NULL;
     }
@@ -393,13 +320,13 @@ static PyObject *scan(PyObject *Py_UNUSED(module), PyObject *args) {
         }
     }
     PyBuffer_Release(&body);
-    Py_XDECREF(state.last_trace_id);
+    Py_XDECREF(state.out.last_trace_id);
     if (status != OK) {
-        Py_DECREF(state.spans);
+        Py_DECREF(state.out.spans);
         if (status == ERROR) return NULL;
         Py_RETURN_NONE;
     }
-    return Py_BuildValue("(N(nnn))", state.spans, state.rejected[0], state.rejected[1], state.rejected[2]);
+    return Py_BuildValue("(N(nnn))", state.out.spans, state.rejected[0], state.rejected[1], state.rejected[2]);
 }
 
 PyDoc_STRVAR(group_doc,
