@@ -832,18 +832,8 @@ PyDoc_STRVAR(scan_doc,
 
 static PyObject *scan(PyObject *Py_UNUSED(module), PyObject *args) {
     Py_buffer body;
-    PyObject *span_type, *codec, *envelope_of;
-    if (!PyArg_ParseTuple(args, "y*O!OO:scan", &body, &PyType_Type, &span_type, &codec, &envelope_of)) return NULL;
-    if (!PyType_IsSubtype((PyTypeObject *)span_type, &PyTuple_Type)) {
-        PyBuffer_Release(&body);
-        PyErr_SetString(PyExc_TypeError, "span_type must be a tuple subclass");
-        return NULL;
-    }
-    Scan state = {{(PyTypeObject *)span_type, codec, envelope_of, PyList_New(0), NULL}, 0};
-    if (state.out.spans == NULL) {
-        PyBuffer_Release(&body);
-        return NULL;
-    }
+    Scan state = {.marked = 0};
+    if (!open_scan(args, &body, &state.out)) return NULL;
     Cur c = {body.buf, (const uint8_t *)body.buf + body.len, 0, 0};
     int status = OK, empty, more = 1, seen = 0;
     skip_ws(&c);
@@ -864,14 +854,9 @@ static PyObject *scan(PyObject *Py_UNUSED(module), PyObject *args) {
         skip_ws(&c);
         if (c.p != c.end) status = WHOLE; /* anything after the document */
     }
-    PyBuffer_Release(&body);
-    Py_XDECREF(state.out.last_trace_id);
-    if (status != OK) {
-        Py_DECREF(state.out.spans);
-        if (status == ERROR) return NULL;
-        Py_RETURN_NONE;
-    }
-    return Py_BuildValue("(Nn)", state.out.spans, state.marked);
+    PyObject *spans = close_scan(&body, &state.out, status);
+    if (spans == NULL || spans == Py_None) return spans;
+    return Py_BuildValue("(Nn)", spans, state.marked);
 }
 
 static PyMethodDef methods[] = {

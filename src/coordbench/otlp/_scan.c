@@ -288,22 +288,12 @@ PyDoc_STRVAR(scan_doc,
 
 static PyObject *scan(PyObject *Py_UNUSED(module), PyObject *args) {
     Py_buffer body;
-    PyObject *span_type, *codec, *envelope_of;
+    Scan state = {.rejected = {0, 0, 0}};
     if (!configured) {
         PyErr_SetString(PyExc_RuntimeError, "_scan.configure() has not been called");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "y*O!OO:scan", &body, &PyType_Type, &span_type, &codec, &envelope_of)) return NULL;
-    if (!PyType_IsSubtype((PyTypeObject *)span_type, &PyTuple_Type)) {
-        PyBuffer_Release(&body);
-        PyErr_SetString(PyExc_TypeError, "span_type must be a tuple subclass");
-        return NULL;
-    }
-    Scan state = {{(PyTypeObject *)span_type, codec, envelope_of, PyList_New(0), NULL}, {0, 0, 0}};
-    if (state.out.spans == NULL) {
-        PyBuffer_Release(&body);
-        return NULL;
-    }
+    if (!open_scan(args, &body, &state.out)) return NULL;
     const uint8_t *p = body.buf, *end = p + body.len;
     int status = OK;
     while (p < end && status == OK) {
@@ -319,14 +309,9 @@ static PyObject *scan(PyObject *Py_UNUSED(module), PyObject *args) {
             status = FALLBACK;
         }
     }
-    PyBuffer_Release(&body);
-    Py_XDECREF(state.out.last_trace_id);
-    if (status != OK) {
-        Py_DECREF(state.out.spans);
-        if (status == ERROR) return NULL;
-        Py_RETURN_NONE;
-    }
-    return Py_BuildValue("(N(nnn))", state.out.spans, state.rejected[0], state.rejected[1], state.rejected[2]);
+    PyObject *spans = close_scan(&body, &state.out, status);
+    if (spans == NULL || spans == Py_None) return spans;
+    return Py_BuildValue("(N(nnn))", spans, state.rejected[0], state.rejected[1], state.rejected[2]);
 }
 
 PyDoc_STRVAR(group_doc,

@@ -117,4 +117,35 @@ static int attach_envelopes(SpanList *out, const uint8_t *resource, size_t resou
     return status;
 }
 
+/* Start a scan: its arguments (body, span_type, codec, envelope_of) read into `body` and `out`.
+ * 0 with the exception set when they are not usable (nothing to release then). */
+static int open_scan(PyObject *args, Py_buffer *body, SpanList *out) {
+    PyObject *span_type;
+    if (!PyArg_ParseTuple(args, "y*O!OO:scan", body, &PyType_Type, &span_type, &out->codec, &out->envelope_of))
+        return 0;
+    if (!PyType_IsSubtype((PyTypeObject *)span_type, &PyTuple_Type)) {
+        PyBuffer_Release(body);
+        PyErr_SetString(PyExc_TypeError, "span_type must be a tuple subclass");
+        return 0;
+    }
+    out->span_type = (PyTypeObject *)span_type;
+    out->last_trace_id = NULL;
+    out->spans = PyList_New(0);
+    if (out->spans == NULL) {
+        PyBuffer_Release(body);
+        return 0;
+    }
+    return 1;
+}
+
+/* End a scan that came to `status`: the body and the shared trace id released. OK: the spans (a new
+ * reference); ERROR: NULL, the exception set; anything else: None (the Python decoder decides). */
+static PyObject *close_scan(Py_buffer *body, SpanList *out, int status) {
+    PyBuffer_Release(body);
+    Py_CLEAR(out->last_trace_id);
+    if (status == OK) return out->spans;
+    Py_CLEAR(out->spans);
+    return status == ERROR ? NULL : Py_NewRef(Py_None);
+}
+
 #endif
