@@ -33,6 +33,18 @@ def test_metrics_need_the_token_when_one_is_set(start_green: StartGreen) -> None
     assert httpx.get(f"{base}/.well-known/agent-card.json").status_code == 200
 
 
+def test_the_token_guards_everything_but_the_a2a_routes_and_healthz(start_green: StartGreen) -> None:
+    """GET / (the endpoint list and version) needs the token as docs/security.md says; POST / (A2A) does not."""
+    green = start_green(token="root-token")
+    base = green.url.rstrip("/")
+    assert httpx.get(f"{base}/").status_code == 401
+    listed = httpx.get(f"{base}/", headers={"Authorization": "Bearer root-token"})
+    assert listed.status_code == 200 and "version" in listed.json()
+    call = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "no-such-task"}}
+    answer = httpx.post(f"{base}/", json=call, headers={"A2A-Version": "1.0"})
+    assert answer.status_code == 200 and "error" in answer.json()  # the agent answered, not the token check
+
+
 @pytest.mark.parametrize(
     ("body", "loc", "message"),
     [

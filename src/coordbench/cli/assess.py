@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from coordbench import jsontext
-from coordbench.cli.output import check_writable, write_text
+from coordbench.cli.output import check_writable, fail, write_text
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -87,41 +88,36 @@ def assess(
     try:
         validate_request(body)
     except RequestError as exc:
-        console.print(f"[red]error:[/red] {exc.message}")
-        raise typer.Exit(2) from exc
+        fail(exc.message, console=console)
     server: LoopbackServer | None = None
     if green is None:
         try:
             server = LoopbackServer(lambda url: create_green_app(_embedded(url, port)), port=port)
             green = server.start()
         except OSError as exc:
-            console.print(f"[red]error:[/red] cannot serve the embedded green on port {port}: {exc.strerror or exc}")
-            raise typer.Exit(2) from exc
+            fail(f"cannot serve the embedded green on port {port}: {exc.strerror or exc}", console=console)
         console.print(f"embedded green at {green} (participants export OTLP to {green.rstrip('/')}/v1/traces)")
     try:
         state, text, data = asyncio.run(_run(green, body, timeout, console))
     except AgentCallError as exc:
-        console.print(f"[red]error:[/red] {exc.message}")
-        raise typer.Exit(1) from exc
+        fail(exc.message, 1, console=console)
     finally:
         if server is not None:
             server.stop()
     if state != "completed":
-        console.print(f"[red]assessment {state}:[/red] {text}")
+        console.print(f"[red]assessment {escape(state)}:[/red] {escape(text)}", soft_wrap=True)
         raise typer.Exit(1)
     try:
         rows = [ResultRow.read(item) for item in data]
     except ResultsDocumentError as exc:
         print(json.dumps(data, ensure_ascii=False))  # whatever came back is not lost
-        console.print(f"[red]error:[/red] the green's result is not coordbench's: {exc}; printed as received")
-        raise typer.Exit(1) from exc
+        fail(f"the green's result is not coordbench's: {exc}; printed as received", 1, console=console)
     text = ResultsDocument.of(rows).text()  # the green's own writer: the same bytes as its copy
     try:
         write_text(output, text)
     except OSError as exc:
         print(text, end="")  # an assessment's results are not lost to a full disk
-        console.print(f"[red]error:[/red] cannot write {output}: {exc.strerror or exc}; printed instead")
-        raise typer.Exit(1) from exc
+        fail(f"cannot write {output}: {exc.strerror or exc}; printed instead", 1, console=console)
     evaluated = _print_summary(console, rows)
     console.print(f"results written to {output}")
     if not evaluated:
@@ -215,7 +211,7 @@ def _print_summary(console: Console, rows: Sequence[ResultRow]) -> int:
             console.print(f"judge: rule-based ({reason})")
         if detail.ignored_config_keys:
             ignored = ", ".join(detail.ignored_config_keys)
-            console.print(f"[yellow]ignored config keys (not known to coordbench):[/yellow] {ignored}")
+            console.print(f"[yellow]ignored config keys (not known to coordbench):[/yellow] {escape(ignored)}")
     return evaluated
 
 

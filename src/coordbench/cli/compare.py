@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
-from coordbench.cli.output import check_writable, write_text
+from coordbench.cli.output import check_writable, fail, write_text
 
 if TYPE_CHECKING:
     from coordbench.results.document import ResultRow
@@ -117,7 +118,7 @@ def _fetch_spans(sides: list[_Side], receiver: str, token: str | None, console: 
                 try:
                     side.spans[trace_id] = fetch_trace(receiver, trace_id, token)
                 except TraceFileError as exc:
-                    console.print(f"[yellow]the waterfall of trace {trace_id} is left out:[/yellow] {exc}")
+                    console.print(f"[yellow]the waterfall of trace {trace_id} is left out:[/yellow] {escape(str(exc))}")
 
 
 def compare(
@@ -164,8 +165,7 @@ def compare(
             if html is not None and receiver is not None:
                 _fetch_spans(sides, receiver, token, console)
     except CompareInputError as exc:
-        console.print(f"[red]error:[/red] {exc}", soft_wrap=True)
-        raise typer.Exit(2) from exc
+        fail(str(exc), console=console)
     comparison = compare_rows(sides[0].rows, sides[1].rows, base_label=base, head_label=head)
     failures = broken(rules, comparison)
     if json_out:
@@ -182,5 +182,5 @@ def compare(
             console.print("the span waterfalls are left out: give --receiver URL (where the traces are stored)")
     if failures:
         for line in failures:
-            console.print(f"[red]regression:[/red] {line}", soft_wrap=True)
+            console.print(f"[red]regression:[/red] {escape(line)}", soft_wrap=True)
         raise typer.Exit(1)

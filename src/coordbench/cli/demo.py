@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from coordbench.cli.output import fail
 from coordbench.purple.shapes import SHAPES
 
 if TYPE_CHECKING:
@@ -91,8 +92,7 @@ def demo(
             if not 2 <= size <= 16
             else f"--collector must be direct or rotel, got {collector!r}"
         )
-        console.print(f"[red]error:[/red] {problem}")
-        raise typer.Exit(2)
+        fail(problem, console=console)
     received: list[int] = []
 
     def interrupted(signum: int, _frame: object) -> None:
@@ -111,8 +111,7 @@ def demo(
 
             run = run_demo(output_dir, teams=shaped_teams(shapes, size), collector=collector, progress=update)
     except DemoError as exc:
-        console.print(f"[red]error:[/red] {exc.message}", soft_wrap=True)
-        raise typer.Exit(1) from exc
+        fail(exc.message, 1, console=console)
     except KeyboardInterrupt:
         signum = received[0] if received else signal.SIGINT
         console.print(

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from coordbench import jsontext
-from coordbench.cli.output import check_writable, write_text
+from coordbench.cli.output import check_writable, fail, write_text
 from coordbench.cli.serve import ReceiverOption, TraceStoreOption
 from coordbench.errors import CoordbenchError
 
@@ -146,23 +146,20 @@ def evaluate(
 
     console = Console(stderr=True)
     if (trace_file is None) == (trace_id is None):
-        console.print("[red]error:[/red] give a TRACE_FILE or --trace-id (one of them)")
-        raise typer.Exit(2)
+        fail("give a TRACE_FILE or --trace-id (one of them)", console=console)
     if store is not None and receiver:
-        console.print("[red]error:[/red] give --receiver or --store, not both")
-        raise typer.Exit(2)
+        fail("give --receiver or --store, not both", console=console)
     if not 1 <= jobs <= 256:
-        console.print(f"[red]error:[/red] --jobs must be 1 to 256, got {jobs}")
-        raise typer.Exit(2)
+        fail(f"--jobs must be 1 to 256, got {jobs}", console=console)
     if output is not None:
         check_writable(output, "--output")
     for name in agent or []:
         if "=" in name or "://" in name or not name.strip():
-            console.print(
-                f"[red]error:[/red] --agent takes an agent's name (as its card and spans say), got {name!r}; "
-                "ROLE=URL is how assess names participants"
+            fail(
+                f"--agent takes an agent's name (as its card and spans say), got {name!r}; "
+                "ROLE=URL is how assess names participants",
+                console=console,
             )
-            raise typer.Exit(2)
     try:
         chosen = _config(config)
         if trace_file is not None:
@@ -175,8 +172,7 @@ def evaluate(
             raise TraceFileError("no spans to evaluate")
         evaluations = _evaluate_all(traces, chosen, list(agent or []), jobs, console)
     except CoordbenchError as exc:  # an unreadable file or receiver, a bad config: said in one line
-        console.print(f"[red]error:[/red] {exc}", soft_wrap=True)
-        raise typer.Exit(2) from exc
+        fail(str(exc), console=console)
     text = "".join(evaluation.to_json() + "\n" for evaluation in evaluations)
     if output is None:
         print(text, end="")
@@ -185,8 +181,7 @@ def evaluate(
             write_text(output, text)
         except OSError as exc:
             print(text, end="")  # the evaluation is not lost
-            console.print(f"[red]error:[/red] cannot write {output}: {exc.strerror or exc}; printed instead")
-            raise typer.Exit(1) from exc
+            fail(f"cannot write {output}: {exc.strerror or exc}; printed instead", 1, console=console)
     _summary(console, traces, evaluations)
 
 

@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from coordbench.cli.output import fail
 from coordbench.errors import CoordbenchError
 
 __all__ = ["DEFAULT_FILE", "groundtruth"]
@@ -37,8 +38,7 @@ def groundtruth(
     try:
         truth = load_ground_truth(file)
     except CoordbenchError as exc:
-        Console(stderr=True).print(f"[red]error:[/red] {exc.message}")
-        raise typer.Exit(2) from exc
+        fail(exc.message)
     table = Table(title=f"Ground truth: {file}")
     table.add_column("scenario")
     table.add_column("expected")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
-from coordbench.cli.output import check_writable, write_text
+from coordbench.cli.output import check_writable, fail, write_text
 from coordbench.cli.serve import ReceiverOption, TraceStoreOption
 
 if TYPE_CHECKING:
@@ -44,11 +44,9 @@ def report(
 
     console = Console(stderr=True)
     if (results is None) == (trace_id is None):
-        console.print("[red]error:[/red] give RESULTS_JSON or --trace-id (one of them)")
-        raise typer.Exit(2)
+        fail("give RESULTS_JSON or --trace-id (one of them)", console=console)
     if store is not None and receiver:
-        console.print("[red]error:[/red] give --receiver or --store, not both")
-        raise typer.Exit(2)
+        fail("give --receiver or --store, not both", console=console)
     if trace_id is not None and not receiver and store is None:
         receiver = [DEFAULT_RECEIVER]
     source = TraceSource(tuple(receiver or ()), token, store) if receiver or store is not None else None
@@ -67,8 +65,7 @@ def report(
             document = asyncio.run(trace_results(trace_spans, trace_id))
             spans = scenario_spans(trace_spans) or {trace_id: trace_spans}
     except (TraceFileError, ResultsDocumentError) as exc:
-        console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from exc
+        fail(str(exc), console=console)
     write_text(output, render_report(document, spans or None))
     if results is not None and source is None:
         console.print("the span waterfalls are left out: give --receiver URL (where the traces are stored)")

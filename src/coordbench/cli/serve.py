@@ -3,75 +3,119 @@
 from __future__ import annotations
 
 import errno
+import functools
+import inspect
 import socket
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any
+from dataclasses import dataclass
+from types import UnionType
+from typing import Annotated, Any, Union, get_args, get_origin
 
 import typer
+from pydantic import SecretStr
 from rich.console import Console
 
+from coordbench.cli.output import fail
 from coordbench.errors import CoordbenchError
+from coordbench.settings import Settings
 
 __all__ = [
+    "BACKEND_OPTIONS",
     "SHUTDOWN_GRACE",
-    "EvaluateOption",
-    "EvaluationsStoreOption",
-    "PeerOption",
     "ReceiverOption",
-    "StoreOption",
+    "SettingOption",
     "TraceStoreOption",
     "port_problem",
     "serve",
+    "setting_options",
+    "with_setting_options",
 ]
 
-EvaluateOption = Annotated[
-    bool | None,
-    typer.Option(
-        "--evaluate/--no-evaluate",
-        help="Evaluate every completed trace with A2A calls as it completes: GET /v1/evaluations, /metrics "
-        "[env COORDBENCH_EVALUATE; default off].",
-        show_default=False,
-    ),
-]
-"""The ``--evaluate`` option of the server commands that hold a trace backend (receiver, green)."""
 
-StoreOption = Annotated[
-    str | None,
-    typer.Option(
-        "--store",
-        metavar="URL",
-        help="Keep spans in ClickHouse, in the Collector exporter's tables: clickhouse://HOST:8123/otel (password "
-        "in CLICKHOUSE_PASSWORD) or chdb:///DIR (embedded); ?create=true makes the tables, ?shard=I/N splits "
-        "online evaluation among receivers [env COORDBENCH_STORE; default: memory].",
-        show_default=False,
-    ),
-]
-"""The ``--store`` option of the server commands that hold a trace backend (receiver, green)."""
+@dataclass(frozen=True)
+class SettingOption:
+    """A setting a server command takes on its command line, its option made from the settings field.
 
-EvaluationsStoreOption = Annotated[
-    str | None,
-    typer.Option(
-        "--evaluations-store",
-        metavar="URL",
-        help="With --evaluate: also write each evaluation to this ClickHouse's coordbench_evaluations table "
-        "(clickhouse://HOST:8123/otel), beside the spans the Collector's exporter writes there "
-        "[env COORDBENCH_EVALUATIONS_STORE].",
-        show_default=False,
-    ),
-]
-"""The ``--evaluations-store`` option of the server commands that evaluate online (receiver, green)."""
+    Attributes:
+        field: The settings field (``peers``).
+        flag: The option (default: ``--`` and the field with dashes; ``--peer`` for a list given by repeating).
+        metavar: How the help names its value.
+        note: Said after the field's description (``Visible in the process list...``).
+    """
 
-PeerOption = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--peer",
-        metavar="URL",
-        help="Another receiver behind the same load balancer (repeat): a trace or evaluation this one does not "
-        "hold is asked of them [env COORDBENCH_PEERS, a JSON list].",
-        show_default=False,
-    ),
-]
-"""The ``--peer`` option of the server commands that hold a trace backend (receiver, green)."""
+    field: str
+    flag: str | None = None
+    metavar: str | None = None
+    note: str = ""
+
+
+def _option_type(annotation: Any) -> Any:
+    """The option's type for a settings field's: optional (unset leaves the environment's), secrets as text."""
+    kinds = (
+        [k for k in get_args(annotation) if k is not type(None)]
+        if get_origin(annotation) in (Union, UnionType)
+        else [annotation]
+    )
+    kind = str if kinds == [SecretStr] else kinds[0]
+    return kind | None
+
+
+def setting_options(settings_class: type[Settings], options: Sequence[SettingOption]) -> list[inspect.Parameter]:
+    """The command-line parameters of ``options``: each one's type, flag and help come from its settings field.
+
+    The help says the field's description, its environment variable and its default, so a
+    setting reads the same on every command that takes it and in ``Settings``' own docs.
+    """
+    prefix = str(settings_class.model_config.get("env_prefix") or "")
+    parameters: list[inspect.Parameter] = []
+    for option in options:
+        info = settings_class.model_fields[option.field]
+        default = info.get_default(call_default_factory=True)
+        env = f"{prefix}{option.field.upper()}" + (", a JSON list" if isinstance(default, list) else "")
+        if isinstance(default, bool):
+            env += ", default on" if default else ", default off"
+        elif default not in (None, [], ""):
+            env += f", default {default}"
+        help_text = f"{info.description} [env {env}]"
+        if option.note:
+            help_text += " " + option.note
+        kind = _option_type(info.annotation)
+        flag = option.flag or "--" + option.field.replace("_", "-")
+        if kind == bool | None:
+            flag = f"{flag}/--no-{flag.removeprefix('--')}"
+        name = (option.flag or option.field).removeprefix("--").replace("-", "_")
+        typed = typer.Option(flag, help=help_text, metavar=option.metavar, show_default=False)
+        parameters.append(
+            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[kind, typed])
+        )
+    return parameters
+
+
+def with_setting_options(
+    settings_class: type[Settings], options: Sequence[SettingOption]
+) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Give a command, besides its own parameters, an option per setting (:func:`setting_options`).
+
+    The command takes them as ``**given``: each by its field's name (``peers``), ``None`` when not
+    given, ready for :func:`~coordbench.settings.load_settings`.
+    """
+    names = {(o.flag or o.field).removeprefix("--").replace("-", "_"): o.field for o in options}
+
+    def decorate(command: Callable[..., None]) -> Callable[..., None]:
+        own = [p for p in inspect.signature(command, eval_str=True).parameters.values() if p.kind is not p.VAR_KEYWORD]
+        added = setting_options(settings_class, options)
+
+        @functools.wraps(command)
+        def run(**values: Any) -> None:
+            given = {names[k]: values.pop(k) for k in list(values) if k in names}
+            command(**values, **{k: (v or None) if isinstance(v, list) else v for k, v in given.items()})
+
+        run.__signature__ = inspect.Signature([*own, *added])  # type: ignore[attr-defined]
+        run.__annotations__ = {p.name: p.annotation for p in (*own, *added)}
+        return run
+
+    return decorate
+
 
 ReceiverOption = Annotated[
     list[str] | None,
@@ -96,6 +140,19 @@ TraceStoreOption = Annotated[
     ),
 ]
 """The ``--store`` option of the commands that read stored traces (evaluate, report)."""
+
+_VISIBLE = "Visible in the process list: prefer --token-file or the variable."
+
+BACKEND_OPTIONS = (
+    SettingOption("data_dir"),
+    SettingOption("token", note=_VISIBLE),
+    SettingOption("token_file"),
+    SettingOption("evaluate"),
+    SettingOption("store", metavar="URL"),
+    SettingOption("peers", flag="--peer", metavar="URL"),
+    SettingOption("evaluations_store", metavar="URL"),
+)
+"""The settings every server command holding a trace backend takes (receiver, green)."""
 
 SHUTDOWN_GRACE = 10.0
 """Seconds a server waits, after SIGTERM or Ctrl-C, for requests in flight: an assessment can run for
@@ -153,13 +210,11 @@ def serve(
     for label, number in (("HTTP", port), *other_ports):
         problem = port_problem(host, number)
         if problem is not None:
-            console.print(f"[red]error:[/red] {label}: {problem}", soft_wrap=True)
-            raise typer.Exit(2)  # as every command answers a --port it cannot use
+            fail(f"{label}: {problem}", console=console)  # as every command answers a --port it cannot use
     try:
         app = build_app()
     except CoordbenchError as exc:
-        console.print(f"[red]error:[/red] {exc.message}", soft_wrap=True)
-        raise typer.Exit(2) from exc
+        fail(exc.message, console=console)
     console.print(banner, soft_wrap=True)  # one line: a URL in it stays whole for copy and paste
     import uvicorn
 

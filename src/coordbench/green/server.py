@@ -31,7 +31,7 @@ from a2a.types import AgentSkill
 from fastapi import FastAPI, HTTPException, Response
 from fastapi.responses import HTMLResponse
 from opentelemetry.sdk.trace.export import SpanExporter
-from pydantic import Field
+from pydantic import Field, SecretStr
 
 from coordbench import __version__
 from coordbench.a2a import a2a_routes, build_agent_card
@@ -51,14 +51,23 @@ __all__ = ["DEFAULT_NAME", "GreenSettings", "create_green_app", "load_green_sett
 logger = logging.getLogger(__name__)
 
 DEFAULT_NAME = "coordbench-green"
-_OPEN_PATHS = frozenset({"/", "/healthz", "/.well-known/agent-card.json"})
-"""What a token does not guard: the A2A agent (the AgentBeats client sends no token) and the health check."""
+_OPEN_PATHS = frozenset({"/healthz", "/.well-known/agent-card.json"})
+"""What a token does not guard besides the A2A messages: the agent card (the AgentBeats client sends no token)
+and the health check."""
 
 
 class GreenSettings(Settings):
     """Assessor settings (``COORDBENCH_*``); the trace backend's settings plus these."""
 
     port: int = Field(9009, ge=0, le=65535, description="Port for A2A, OTLP/HTTP and the other routes.")
+    token: SecretStr | None = Field(
+        None,
+        description=(
+            "Require 'Authorization: Bearer <token>' on every route but the A2A ones (the agent card, and "
+            "JSON-RPC and REST messages: the AgentBeats client sends no token) and /healthz. An empty value is "
+            "refused: leave it unset to run without authentication."
+        ),
+    )
     grpc_port: int | None = Field(None, ge=0, le=65535, description="OTLP/gRPC port (default: off).")
     name: str = Field(DEFAULT_NAME, min_length=1, max_length=200, description="The assessor's agent name.")
     card_url: str | None = Field(None, description="URL the agent card advertises (default http://host:port/).")
@@ -122,9 +131,13 @@ def _self_exporters(settings: GreenSettings, url: str) -> list[SpanExporter]:
     return requested_exporters()
 
 
-def _protected(path: str) -> bool:
-    """Everything but the A2A routes and ``/healthz`` needs the token: a route added later is guarded by default."""
-    return not (path in _OPEN_PATHS or is_rest_path(path))
+def _protected(method: str, path: str) -> bool:
+    """Everything but the A2A routes and ``/healthz`` needs the token: a route added later is guarded by default.
+
+    The A2A routes are the card, JSON-RPC messages (``POST /``) and the REST binding; ``GET /`` (the
+    endpoint list and version) is guarded like every other route.
+    """
+    return not (path in _OPEN_PATHS or (path == "/" and method == "POST") or is_rest_path(path))
 
 
 def create_green_app(settings: GreenSettings | None = None, *, store: SpanStore | None = None) -> FastAPI:

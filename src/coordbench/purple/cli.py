@@ -20,6 +20,7 @@ import typer
 from opentelemetry.sdk.environment_variables import OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
 from rich.console import Console
 
+from coordbench.cli.output import fail
 from coordbench.purple.shapes import SHAPES
 
 if TYPE_CHECKING:
@@ -52,8 +53,7 @@ def _settings(console: Console, **given: object) -> PurpleSettings:
     try:
         return load_settings(PurpleSettings, **given)
     except ConfigurationError as exc:
-        console.print(f"[red]error:[/red] {exc.message}")
-        raise typer.Exit(2) from exc
+        fail(exc.message, console=console)
 
 
 def _team(console: Console, settings: PurpleSettings, team: Path | None, shape: str | None) -> Team:
@@ -61,8 +61,7 @@ def _team(console: Console, settings: PurpleSettings, team: Path | None, shape: 
     from coordbench.purple.team import TeamFileError, load_team, team_for_shape
 
     if team is not None and shape is not None:
-        console.print("[red]error:[/red] give --team FILE or --shape NAME, not both")
-        raise typer.Exit(2)
+        fail("give --team FILE or --shape NAME, not both", console=console)
     if team is None and shape is None:  # neither on the command line: PURPLE_TEAM wins over PURPLE_SHAPE
         team, shape = settings.team, settings.shape
     try:
@@ -70,8 +69,7 @@ def _team(console: Console, settings: PurpleSettings, team: Path | None, shape: 
             return load_team(team)
         return team_for_shape(shape or "star", settings.size)
     except (TeamFileError, ValueError) as exc:
-        console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from exc
+        fail(str(exc), console=console)
 
 
 def purple(
@@ -99,21 +97,18 @@ def purple(
                          pace=pace)  # fmt: skip
     chosen = _team(console, settings, team, shape)
     if settings.role is None:
-        console.print("[red]error:[/red] give --role NAME (or PURPLE_ROLE): which member of the team to serve")
-        raise typer.Exit(2)
+        fail("give --role NAME (or PURPLE_ROLE): which member of the team to serve", console=console)
     try:
         member = chosen.member(settings.role)
     except KeyError:
         names = ", ".join(m.name for m in chosen.members)
-        console.print(f"[red]error:[/red] --role {settings.role!r} is not a member of team {chosen.name!r} ({names})")
-        raise typer.Exit(2) from None
+        fail(f"--role {settings.role!r} is not a member of team {chosen.name!r} ({names})", console=console)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((settings.host, settings.port))
     except OSError as exc:
-        console.print(f"[red]error:[/red] cannot bind {settings.host}:{settings.port}: {exc.strerror or exc}")
-        raise typer.Exit(2) from exc
+        fail(f"cannot bind {settings.host}:{settings.port}: {exc.strerror or exc}", console=console)
 
     def announce(url: str) -> None:
         print(f"READY {url}", flush=True)
@@ -172,8 +167,7 @@ def team_up(
         console.print(f"  coordbench assess{green} {flags}", soft_wrap=True, highlight=False)
         status = _watch(console, processes, stop)
     except TeamStartError as exc:
-        console.print(f"[red]error:[/red] {exc.message}", soft_wrap=True)
-        raise typer.Exit(1) from exc
+        fail(exc.message, 1, console=console)
     except KeyboardInterrupt:
         pass
     finally:

@@ -93,7 +93,7 @@ def evaluator_name(settings: Settings) -> str:
     return f"{socket.gethostname()}:{settings.port}"
 
 
-def _not_open(path: str) -> bool:
+def _not_open(_method: str, path: str) -> bool:
     return path not in OPEN_PATHS
 
 
@@ -103,17 +103,17 @@ class BearerAuthMiddleware(BaseHTTPMiddleware):
     Args:
         app: The ASGI app.
         token: The token.
-        protects: Whether a path needs the token (default: every path but ``/healthz``).
+        protects: Whether a request (method, path) needs the token (default: every one but ``/healthz``'s).
     """
 
-    def __init__(self, app: object, token: str, protects: Callable[[str], bool] | None = None) -> None:
+    def __init__(self, app: object, token: str, protects: Callable[[str, str], bool] | None = None) -> None:
         super().__init__(app)  # type: ignore[arg-type]
         self.token = token
-        self.protects: Callable[[str], bool] = protects or _not_open
+        self.protects: Callable[[str, str], bool] = protects or _not_open
 
     async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
         """Check the token, then pass the request on."""
-        if self.protects(request.url.path) and not bearer_ok(request.headers.get("authorization"), self.token):
+        if self.protects(request.method, request.url.path) and not bearer_ok(request.headers.get("authorization"), self.token):
             return JSONResponse(
                 {"detail": "missing or wrong bearer token"}, status_code=401, headers={"WWW-Authenticate": "Bearer"}
             )
@@ -336,7 +336,7 @@ def backend_app(
     title: str,
     description: str,
     lifespan: Callable[[FastAPI], AbstractAsyncContextManager[None]],
-    protects: Callable[[str], bool] | None = None,
+    protects: Callable[[str, str], bool] | None = None,
     a2a_jsonrpc: frozenset[str] = frozenset(),
     a2a_rest: Callable[[str], bool] | None = None,
 ) -> FastAPI:
@@ -352,7 +352,8 @@ def backend_app(
         title: The app's title (``GET /``, ``/docs``).
         description: What the app serves.
         lifespan: The app's lifespan (:func:`serve_store` at least).
-        protects: Whether a path needs the token, when one is set (default: every path but ``/healthz``).
+        protects: Whether a request (method, path) needs the token, when one is set (default: every one but
+            ``/healthz``'s).
         a2a_jsonrpc: Paths of an A2A JSON-RPC binding the app serves (the green's ``/``), and
         a2a_rest: whether a path belongs to its A2A REST binding: both for
             :class:`~coordbench.server.jsonguard.JsonGuardMiddleware`, which answers bad bodies there in

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from rich.console import Console
+from rich.markup import escape
 
 from coordbench.errors import ConfigurationError
 from coordbench.redaction import redact_url
@@ -283,7 +284,7 @@ def main(argv: Sequence[str]) -> int:
         try:
             return _serve(list(argv[1:]))
         except ConfigurationError as exc:
-            _err.print(f"[red]error:[/red] {exc}")
+            _err.print(f"[red]error:[/red] {escape(str(exc))}")
             return 2
     a2a, rest = _a2a_parser().parse_known_args(list(argv))
     if rest[:1] == ["run"] and {"-h", "--help"} & set(rest):
@@ -304,7 +305,7 @@ def main(argv: Sequence[str]) -> int:
         if missing is not None:
             raise UsageError(missing)
     except ConfigurationError as exc:
-        _err.print(f"[red]error:[/red] {exc}")
+        _err.print(f"[red]error:[/red] {escape(str(exc))}")
         return 2
     _tau2_main(rest)
     return 0
