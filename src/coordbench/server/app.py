@@ -113,7 +113,9 @@ class BearerAuthMiddleware(BaseHTTPMiddleware):
 
     async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
         """Check the token, then pass the request on."""
-        if self.protects(request.method, request.url.path) and not bearer_ok(request.headers.get("authorization"), self.token):
+        if self.protects(request.method, request.url.path) and not bearer_ok(
+            request.headers.get("authorization"), self.token
+        ):
             return JSONResponse(
                 {"detail": "missing or wrong bearer token"}, status_code=401, headers={"WWW-Authenticate": "Bearer"}
             )
