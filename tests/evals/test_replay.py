@@ -150,3 +150,35 @@ async def test_every_path_judges_an_assessed_trace_as_its_assessment_did(
     # and the config is what made them fail: under the defaults the same trace passes, with the text evaluator
     default = await asyncio.to_thread(replay_sync, trace_id, spans, config=AssessmentConfig())
     assert all(e.passed and "text" in e.results for e in default.evaluations)
+
+
+@pytest.mark.parametrize(
+    ("recorded", "said"),
+    [
+        ('{"pass_threshold": 7}', "config.pass_threshold: Input should be less than or equal to 1"),
+        ('{"evaluators": ["no-such-evaluator"]}', "no-such-evaluator"),
+        ('{"timout": 3}', "did you mean 'timeout'"),
+    ],
+)
+def test_a_trace_recording_a_config_it_cannot_have_is_refused_by_every_command_naming_the_field(
+    tmp_path: Path, recorded: str, said: str
+) -> None:
+    """A hostile or broken trace's recorded config is said (exit 2), not silently judged by other rules."""
+    from coordbench import semconv
+    from coordbench.otlp import export_request_json
+    from evals.traces import client, server
+    from support.spans import sid, span
+
+    spans = [
+        span("invoke_workflow run", span_id=sid(1), service="host", start_ms=0, end_ms=100,
+             **{"a2a.step.call_type": "HOST", semconv.COORDBENCH_ASSESSMENT_CONFIG: recorded}),
+        client("host", "worker", sid(2), sid(1), 1, 99, request="Plan it", reply="The plan"),
+        server("worker", sid(3), sid(2), 2, 98),
+    ]  # fmt: skip
+    trace = tmp_path / "trace.json"
+    trace.write_text(json.dumps(export_request_json(spans)), encoding="utf-8")
+    for args in (["evaluate", str(trace)], ["compare", str(trace), str(trace)]):
+        done = subprocess.run([*COMMAND, *args], capture_output=True, text=True, timeout=600)
+        assert done.returncode == 2, (args, done.stdout, done.stderr)
+        assert "error:" in done.stderr and said in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from coordbench.cli.output import check_writable, fail, write_text
+from coordbench.errors import ConfigurationError, CoordbenchError
 
 if TYPE_CHECKING:
     from coordbench.results.document import ResultRow
@@ -28,8 +29,10 @@ TRACE_SCENARIO = "trace"
 """The scenario id a plain trace (no assessment in it) is compared under, so its runs pair up."""
 
 
-class CompareInputError(Exception):
+class CompareInputError(CoordbenchError, ValueError):
     """A side that cannot be read; the message says which and why."""
+
+    default_message = "a side of the comparison cannot be read"
 
 
 @dataclass
@@ -98,7 +101,7 @@ def _load(source: str, receiver: str | None, token: str | None) -> _Side:
         else:
             hint = "" if receiver is not None or not _TRACE_ID.match(source) else " (a trace id needs --receiver)"
             raise CompareInputError(f"{source}: not a file, a folder of results.json files, or a trace id{hint}")
-    except (ResultsDocumentError, TraceFileError) as exc:
+    except (ResultsDocumentError, TraceFileError, ConfigurationError) as exc:  # a recorded config that is not one
         raise CompareInputError(str(exc)) from exc
     if not side.rows:
         raise CompareInputError(f"{source}: no assessment or trace in it")

@@ -35,6 +35,7 @@ def report(
     The span waterfalls are drawn from the traces held by --receiver (or --store): with RESULTS_JSON
     only when one of them is given.
     """
+    from coordbench.errors import ConfigurationError
     from coordbench.evals.replay import scenario_spans
     from coordbench.report import render_report
     from coordbench.results import trace_results
@@ -64,7 +65,7 @@ def report(
             trace_spans = source.fetch(trace_id)
             document = asyncio.run(trace_results(trace_spans, trace_id))
             spans = scenario_spans(trace_spans) or {trace_id: trace_spans}
-    except (TraceFileError, ResultsDocumentError) as exc:
+    except (TraceFileError, ResultsDocumentError, ConfigurationError) as exc:  # a recorded config that is not one
         fail(str(exc), console=console)
     write_text(output, render_report(document, spans or None))
     if results is not None and source is None:

@@ -14,6 +14,7 @@ from multiprocessing import get_context
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 
+from coordbench.errors import CoordbenchError
 from coordbench.online.job import JobRequest, JobResult, SpanRow, run_job
 
 CHUNK = 1_000
@@ -24,12 +25,16 @@ __all__ = ["WorkerDiedError", "WorkerProcess", "WorkerTimeoutError"]
 logger = logging.getLogger(__name__)
 
 
-class WorkerTimeoutError(Exception):
+class WorkerTimeoutError(CoordbenchError):
     """The evaluation took longer than its timeout; the worker was killed."""
 
+    default_message = "the evaluation took longer than its timeout"
 
-class WorkerDiedError(Exception):
+
+class WorkerDiedError(CoordbenchError):
     """The worker process ended while evaluating (killed, out of memory...)."""
+
+    default_message = "the evaluation worker died"
 
 
 def _serve(conn: Connection) -> None:  # pragma: no cover - runs in the worker process
