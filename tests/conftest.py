@@ -13,6 +13,7 @@ import pytest
 
 from coordbench.a2a import build_agent_card, create_a2a_app
 from coordbench.server.app import create_app
+from coordbench.server.state import backend_of
 from coordbench.settings import Settings
 from coordbench.testing import LoopbackServer
 
@@ -72,7 +73,7 @@ class Backend:
 
     @property
     def grpc_port(self) -> int:
-        return int(self.app.state.grpc_port)
+        return int(backend_of(self.app).grpc_port or 0)
 
     def stats(self) -> dict[str, object]:
         return httpx.get(f"{self.url}/v1/stats", headers=self.headers, timeout=10).json()

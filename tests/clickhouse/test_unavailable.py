@@ -13,6 +13,7 @@ import httpx
 from conftest import StartBackend
 from coordbench.clickhouse import ClickHouseStore
 from coordbench.otlp import export_request
+from coordbench.server.state import backend_of
 from online.traces import GOOD, PROTOBUF, team_trace, trace_id
 
 
@@ -20,7 +21,7 @@ def test_clickhouse_gone_answers_503_with_retry_after(start_backend: StartBacken
     backend = start_backend(store=f"chdb://{tmp_path / 'ch'}?create=true")
     body = export_request(team_trace(1, GOOD)).SerializeToString()
     assert httpx.post(f"{backend.url}/v1/traces", content=body, headers=PROTOBUF, timeout=30).status_code == 200
-    store = backend.app.state.store
+    store = backend_of(backend.app).store
     assert isinstance(store, ClickHouseStore)
     store.traces.connection.close()  # the server goes away
 

@@ -20,10 +20,19 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from conftest import Backend, StartBackend
+from coordbench.online.api import evaluator_of
+from coordbench.online.evaluator import OnlineEvaluator
 from online.traces import CRASHED, SERIAL, evaluation, post, stats, team_trace, trace_id, until
 from support.spans import sid, span
 
 ONLINE = {"evaluate": True, "evaluate_quiet": 0.2, "evaluate_settle": 1.0}
+
+
+def running_evaluator(app: object) -> OnlineEvaluator:
+    """The app's online evaluator (the test started it with online evaluation on)."""
+    found = evaluator_of(app)  # type: ignore[arg-type]
+    assert found is not None
+    return found
 
 
 def evaluation_line(record_text: str) -> str:
@@ -265,9 +274,11 @@ def test_an_evaluation_past_its_timeout_is_killed_counted_and_the_next_one_runs(
     backend = start_backend(**ONLINE, evaluate_timeout=0.001)
     post(backend.url, team_trace(70))
     until(lambda: stats(backend.url)["skipped"].get("timed_out") == 1, "the overrun was counted")  # type: ignore[union-attr]
-    assert backend.app.state.evaluator.worker_pids() == []  # killed
+    assert running_evaluator(backend.app).worker_pids() == []  # killed
     assert httpx.get(f"{backend.url}/healthz", timeout=30).status_code == 200
-    backend.app.state.evaluator.settings = dataclasses.replace(backend.app.state.evaluator.settings, timeout=600.0)
+    running_evaluator(backend.app).settings = dataclasses.replace(
+        running_evaluator(backend.app).settings, timeout=600.0
+    )
     post(backend.url, team_trace(71))
     assert evaluation(backend.url, trace_id(71))["revision"] == 1  # a fresh worker took the next trace
 
@@ -275,12 +286,12 @@ def test_an_evaluation_past_its_timeout_is_killed_counted_and_the_next_one_runs(
 def test_a_worker_that_dies_is_replaced(online: Backend) -> None:
     post(online.url, team_trace(80))
     evaluation(online.url, trace_id(80))
-    (pid,) = online.app.state.evaluator.worker_pids()
+    (pid,) = running_evaluator(online.app).worker_pids()
     os.kill(pid, signal.SIGKILL)
-    until(lambda: online.app.state.evaluator.worker_pids() == [], "the worker is gone")
+    until(lambda: running_evaluator(online.app).worker_pids() == [], "the worker is gone")
     post(online.url, team_trace(81))
     assert evaluation(online.url, trace_id(81))["revision"] == 1
-    assert online.app.state.evaluator.worker_pids() not in ([], [pid])
+    assert running_evaluator(online.app).worker_pids() not in ([], [pid])
 
 
 def test_a_large_trace_that_grows_while_evaluated_is_whole_and_evaluated_once_more(online: Backend) -> None:

@@ -7,9 +7,11 @@ from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, Request, Response
+from starlette.applications import Starlette
 
 from coordbench.online.evaluator import OnlineEvaluator
 from coordbench.server.peers import from_peers
+from coordbench.server.state import backend_of
 
 __all__ = ["parse_since", "router"]
 
@@ -18,8 +20,14 @@ router = APIRouter()
 _OFF = "online evaluation is off: start the receiver with --evaluate (COORDBENCH_EVALUATE=true)"
 
 
+def evaluator_of(app: Starlette) -> OnlineEvaluator | None:
+    """The online evaluator of ``app`` (``None``: online evaluation is off)."""
+    evaluator: object = getattr(app.state, "evaluator", None)
+    return evaluator if isinstance(evaluator, OnlineEvaluator) else None
+
+
 def _evaluator(request: Request) -> OnlineEvaluator:
-    evaluator: OnlineEvaluator | None = getattr(request.app.state, "evaluator", None)
+    evaluator = evaluator_of(request.app)
     if evaluator is None:
         raise HTTPException(404, _OFF)
     return evaluator
@@ -93,7 +101,9 @@ async def get_evaluation(
         return record is not None and record.revision >= revision
 
     if evaluator.log.get(key) is None and key not in evaluator.store:
-        answer = await from_peers(request, wait)  # behind a load balancer another receiver may hold it
+        answer = await from_peers(
+            request, backend_of(request.app).settings.peers, wait
+        )  # behind a load balancer another receiver may hold it
         if answer is not None:
             return answer
 

@@ -32,11 +32,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from coordbench.online.events import EvaluationEvents
-from coordbench.online.job import DEFAULT_TEAM_ATTRIBUTE, JobRequest, JobResult, may_hold_agent_calls, rows_of
+from coordbench.online.job import JobRequest, JobResult, may_hold_agent_calls, rows_of
 from coordbench.online.records import EvaluationLog, EvaluationRecord, ScenarioSummary
 from coordbench.online.schedule import Schedule
 from coordbench.online.worker import WorkerDiedError, WorkerProcess, WorkerTimeoutError
 from coordbench.server.meters import BackendMeters
+from coordbench.settings import Settings
 from coordbench.store import SpanStore
 
 __all__ = ["SKIP_REASONS", "OnlineEvaluator", "OnlineSettings", "judge_sampled"]
@@ -78,7 +79,9 @@ class _Bucket:
 
 @dataclass(frozen=True)
 class OnlineSettings:
-    """How online evaluation runs (the receiver's ``COORDBENCH_EVALUATE_*`` settings).
+    """How online evaluation runs: the receiver's ``COORDBENCH_EVALUATE_*`` settings, read by :meth:`of`.
+
+    The defaults live in :class:`~coordbench.settings.Settings` alone.
 
     Attributes:
         quiet: Seconds without new spans after which a trace is looked at.
@@ -91,14 +94,28 @@ class OnlineSettings:
         team_attribute: The root span's resource attribute that names a trace's team.
     """
 
-    quiet: float = 2.0
-    settle: float = 30.0
-    queue: int = 1000
-    workers: int = 1
-    timeout: float = 300.0
-    judge_sample: float = 0.1
-    judge_per_minute: float = 6.0
-    team_attribute: str = DEFAULT_TEAM_ATTRIBUTE
+    quiet: float
+    settle: float
+    queue: int
+    workers: int
+    timeout: float
+    judge_sample: float
+    judge_per_minute: float
+    team_attribute: str
+
+    @classmethod
+    def of(cls, settings: Settings) -> OnlineSettings:
+        """Online evaluation as the backend's settings configure it."""
+        return cls(
+            quiet=settings.evaluate_quiet,
+            settle=settings.evaluate_settle,
+            queue=settings.evaluate_queue,
+            workers=settings.evaluate_workers,
+            timeout=settings.evaluate_timeout,
+            judge_sample=settings.judge_sample,
+            judge_per_minute=settings.judge_per_minute,
+            team_attribute=settings.team_attribute,
+        )
 
 
 @dataclass
@@ -131,7 +148,7 @@ class OnlineEvaluator:
         store: SpanStore,
         log: EvaluationLog,
         meters: BackendMeters,
-        settings: OnlineSettings | None = None,
+        settings: OnlineSettings,
         *,
         events: EvaluationEvents | None = None,
         judge_configured: bool | None = None,
@@ -140,7 +157,7 @@ class OnlineEvaluator:
         self.store = store
         self.log = log
         self.meters = meters
-        self.settings = settings or OnlineSettings()
+        self.settings = settings
         self.events = events
         if judge_configured is None:
             from coordbench.evals.config import JudgeConfig

@@ -26,14 +26,13 @@ from starlette.requests import ClientDisconnect
 
 from coordbench.errors import CoordbenchError
 from coordbench.otlp.decode import decode_protobuf
-from coordbench.otlp.ingest import Inflight, ingest
+from coordbench.otlp.ingest import ingest
 from coordbench.otlp.jsondecode import decode_json
 from coordbench.otlp.model import DecodeResult, OtlpDecodeError
 from coordbench.otlp.weight import decode_weight
 from coordbench.otlp.zstd import ZstdBodyError, ZstdTooLargeError, decompress_zstd
 from coordbench.server.bodylimit import BodyTooLargeError
-from coordbench.settings import Settings
-from coordbench.store import SpanStore
+from coordbench.server.state import backend_of
 
 __all__ = ["CONTENT_JSON", "CONTENT_PROTOBUF", "read_body", "router", "status_response"]
 
@@ -150,9 +149,8 @@ async def other_signals(request: Request) -> Response:
 @router.post("/v1/traces", summary="OTLP/HTTP trace export")
 async def export_traces(request: Request) -> Response:
     """Receive an OTLP/HTTP ``ExportTraceServiceRequest``."""
-    settings: Settings = request.app.state.settings
-    store: SpanStore = request.app.state.store
-    inflight: Inflight = request.app.state.inflight
+    backend = backend_of(request.app)
+    settings, store, inflight = backend.settings, backend.store, backend.inflight
     content_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if content_type not in (CONTENT_PROTOBUF, CONTENT_JSON):
         return status_response(  # in JSON: a client that did not say it speaks protobuf can read it

@@ -20,9 +20,8 @@ from coordbench import jsontext, semconv
 from coordbench.errors import StepFormatError
 from coordbench.otlp.codecs import encoded_span
 from coordbench.otlp.http import read_body
-from coordbench.settings import Settings
+from coordbench.server.state import backend_of
 from coordbench.steps import span_from_step, step_from_dict
-from coordbench.store import SpanStore
 
 __all__ = ["router"]
 
@@ -53,8 +52,8 @@ def _steps_of(document: Any) -> tuple[str | None, list[Any], str]:
 @router.post("/traces", summary="Traceability Steps reported as JSON")
 async def report_steps(request: Request) -> JSONResponse:
     """Store the Steps as spans; answer with what was accepted, stored and which traces they joined."""
-    settings: Settings = request.app.state.settings
-    store: SpanStore = request.app.state.store
+    backend = backend_of(request.app)
+    settings, store = backend.settings, backend.store
     content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if content_type != "application/json":
         raise HTTPException(415, f"send Steps as application/json, not {content_type or 'no content type'}")

@@ -21,18 +21,20 @@ from coordbench.online.api import router as online_router
 from coordbench.otlp import CODECS, encoded_span, native
 from coordbench.otlp.grpc import GrpcReceiver
 from coordbench.otlp.http import router as otlp_router
-from coordbench.otlp.ingest import Inflight
 from coordbench.otlp.steps_http import router as steps_router
 from coordbench.server.auth import bearer_ok
 from coordbench.server.bodylimit import BodyLimitMiddleware, BodyTooLargeError
+from coordbench.server.inflight import Inflight
 from coordbench.server.jsonguard import JsonGuardMiddleware
-from coordbench.server.meters import BackendMeters
+from coordbench.server.meters import BackendMeters, meters_of
 from coordbench.server.meters import router as metrics_router
+from coordbench.server.state import BackendState, attach, backend_of
 from coordbench.settings import Settings, load_settings
 from coordbench.store import BatchTooLargeError, SpanStore, SqlitePersistence, StoreUnavailableError, TraceStore
 from coordbench.store.api import router as read_router
 
 if TYPE_CHECKING:
+    from coordbench.clickhouse.traces import EvaluationsSink
     from coordbench.online.evaluator import OnlineEvaluator
 
 __all__ = [
@@ -128,9 +130,10 @@ async def serve_store(app: FastAPI, settings: Settings, store: SpanStore) -> Asy
 
     Opening the store loads its durable spans; traces are evaluated online when ``settings.evaluate``.
 
-    The bound gRPC port is put on ``app.state.grpc_port``; on exit the receiver stops, online
-    evaluation stops and the store closes.
+    The bound gRPC port is put on the backend's state (``backend_of(app).grpc_port``); on exit the
+    receiver stops, online evaluation stops and the store closes.
     """
+    backend = backend_of(app)
     await store.open()
     evaluator = _online_evaluator(app, settings, store)
     if evaluator is not None:
@@ -145,9 +148,9 @@ async def serve_store(app: FastAPI, settings: Settings, store: SpanStore) -> Asy
             max_message_bytes=settings.max_body_bytes,
             token=token,
             decode_in_thread_bytes=settings.decode_in_thread_bytes,
-            inflight=app.state.inflight,
+            inflight=backend.inflight,
         )
-        app.state.grpc_port = await grpc_receiver.start()
+        backend.grpc_port = await grpc_receiver.start()
     try:
         yield
     finally:
@@ -156,41 +159,45 @@ async def serve_store(app: FastAPI, settings: Settings, store: SpanStore) -> Asy
         if evaluator is not None:
             await evaluator.stop()
             evaluator.log.close()
-        sink = getattr(app.state, "evaluations_sink", None)
+        sink = _evaluations_sink(app)
         if sink is not None:
             await asyncio.to_thread(sink.close)
-        app.state.meters.shutdown()
+        meters = meters_of(app)
+        if meters is not None:
+            meters.shutdown()
         await store.close()
 
 
 def _online_evaluator(app: FastAPI, settings: Settings, store: SpanStore) -> OnlineEvaluator | None:
-    """The online evaluator the settings ask for (put on ``app.state.evaluator``), or ``None``."""
+    """The online evaluator the settings ask for (``online.api.evaluator_of(app)`` finds it), or ``None``."""
     if not settings.evaluate:
         return None
     from coordbench.online.evaluator import OnlineEvaluator, OnlineSettings
     from coordbench.online.events import EvaluationEvents
     from coordbench.online.records import EvaluationLog, EvaluationWriter
 
-    online = OnlineSettings(
-        quiet=settings.evaluate_quiet,
-        settle=settings.evaluate_settle,
-        queue=settings.evaluate_queue,
-        workers=settings.evaluate_workers,
-        timeout=settings.evaluate_timeout,
-        judge_sample=settings.judge_sample,
-        judge_per_minute=settings.judge_per_minute,
-        team_attribute=settings.team_attribute,
-    )
     log = EvaluationLog(settings.max_evaluations, settings.data_dir)
     if isinstance(store, EvaluationWriter):  # a ClickHouse store: evaluations go to its coordbench_evaluations table
         log.also(store.write_evaluation)
-    sink = getattr(app.state, "evaluations_sink", None)
+    sink = _evaluations_sink(app)
     if sink is not None:  # spans kept here, evaluations also written to ClickHouse
         log.also(sink)
-    evaluator = OnlineEvaluator(store, log, app.state.meters, online, events=EvaluationEvents())
+    meters = meters_of(app)
+    assert meters is not None  # noqa: S101 - mount_backend made them
+    evaluator = OnlineEvaluator(store, log, meters, OnlineSettings.of(settings), events=EvaluationEvents())
     app.state.evaluator = evaluator
-    app.state.stats_sections["evaluations"] = evaluator.describe
+    backend_of(app).stats_sections["evaluations"] = evaluator.describe
     return evaluator
+
+
+def _evaluations_sink(app: FastAPI) -> EvaluationsSink | None:
+    """Where online evaluations are also written, when spans are kept here and evaluations in ClickHouse."""
+    sink: object = getattr(app.state, "evaluations_sink", None)
+    if sink is None:
+        return None
+    from coordbench.clickhouse.traces import EvaluationsSink
+
+    return sink if isinstance(sink, EvaluationsSink) else None
 
 
 OTLP_PATHS = frozenset({"/v1/traces", "/traces"})
@@ -241,16 +248,13 @@ def mount_backend(app: FastAPI, settings: Settings, store: SpanStore) -> None:
 
     The caller's lifespan must open and close ``store`` (and may start a :class:`GrpcReceiver`).
     """
-    app.state.settings = settings
-    app.state.store = store
-    app.state.inflight = Inflight(settings.max_inflight)
-    app.state.meters = BackendMeters(store, app.state.inflight)
+    backend = BackendState(settings, store, Inflight(settings.max_inflight))
+    attach(app, backend)
+    app.state.meters = BackendMeters(store, backend.inflight)
     app.state.evaluator = None
-    sections: dict[str, Callable[[], dict[str, object]]] = {}
     store_section: Callable[[], dict[str, object]] | None = getattr(store, "describe", None)
     if store_section is not None:  # a ClickHouse store: where, and how its watch of the index table goes
-        sections["clickhouse"] = store_section
-    app.state.stats_sections = sections
+        backend.stats_sections["clickhouse"] = store_section
     app.state.evaluations_sink = None
     if settings.evaluate and settings.evaluations_store is not None:
         from coordbench.clickhouse import EvaluationsSink
@@ -304,7 +308,7 @@ def create_app(settings: Settings | None = None, *, store: SpanStore | None = No
     """The trace backend: ``POST /v1/traces``, ``POST /traces`` (Steps), ``GET /v1/traces[/{id}]``, ``GET /v1/stats``.
 
     The lifespan opens the store (loading durable spans) and starts the gRPC receiver when
-    ``grpc_port`` is set; the bound gRPC port is on ``app.state.grpc_port``.
+    ``grpc_port`` is set; the bound gRPC port is on ``backend_of(app).grpc_port``.
 
     Args:
         settings: Settings (default: from the environment).
@@ -368,7 +372,6 @@ def backend_app(
         lifespan=lifespan,
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
-    app.state.grpc_port = None
     mount_backend(app, settings, store)
     # inside the token check and the body cap; the OTLP routes read JSON their own way
     app.add_middleware(

@@ -18,12 +18,13 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, HTTPException, Request, Response
+from starlette.applications import Starlette
 
 if TYPE_CHECKING:
     from opentelemetry.metrics import CallbackOptions, Observation
 
-    from coordbench.otlp.ingest import Inflight
+    from coordbench.server.inflight import Inflight
     from coordbench.store import SpanStore
 
 __all__ = [
@@ -442,12 +443,20 @@ class BackendMeters:
         self.provider.shutdown()
 
 
+def meters_of(app: Starlette) -> BackendMeters | None:
+    """The backend's meters on ``app`` (``None``: it has none)."""
+    meters: object = getattr(app.state, "meters", None)
+    return meters if isinstance(meters, BackendMeters) else None
+
+
 router = APIRouter()
 
 
 @router.get("/metrics", summary="The backend's metrics for a Prometheus scrape", response_class=Response)
 async def metrics(request: Request) -> Response:
     """Ingest counters, store gauges and online evaluations, as Prometheus text (OpenMetrics when asked)."""
-    meters: BackendMeters = request.app.state.meters
+    meters = meters_of(request.app)
+    if meters is None:
+        raise HTTPException(404, "this app has no metrics")
     body, content_type = meters.exposition(request.headers.get("accept"))
     return Response(body, media_type=content_type)

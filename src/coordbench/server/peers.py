@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 
 from fastapi import Request, Response
 
@@ -22,14 +23,14 @@ FORWARDED = "X-Coordbench-Forwarded"
 _PASSED = ("authorization",)
 
 
-async def from_peers(request: Request, wait: float = 0.0) -> Response | None:
+async def from_peers(request: Request, peers: Sequence[str], wait: float = 0.0) -> Response | None:
     """The first 200 answer of a peer to this same request, or ``None`` (no peers, forwarded, or none holds it).
 
     Args:
         request: The request this receiver cannot answer from what it holds.
+        peers: The other receivers behind the same load balancer (the settings' ``peers``).
         wait: Seconds the request may wait on the peer (its own ``wait``), on top of a 30-second allowance.
     """
-    peers: list[str] = list(getattr(request.app.state.settings, "peers", []) or [])
     if not peers or request.headers.get(FORWARDED):
         return None
     import httpx

@@ -17,6 +17,7 @@ from fastapi.responses import StreamingResponse
 
 from coordbench.errors import CoordbenchError
 from coordbench.server.peers import from_peers
+from coordbench.server.state import backend_of
 from coordbench.spans import span_to_dict
 from coordbench.store.base import SpanStore, TraceSnapshot
 
@@ -26,7 +27,7 @@ router = APIRouter()
 
 
 def _store(request: Request) -> SpanStore:
-    return request.app.state.store
+    return backend_of(request.app).store
 
 
 _SPANS_PER_CHUNK = 500
@@ -79,7 +80,7 @@ async def get_trace(
     """The spans of a trace (by start time) and its completeness report (asked of ``--peer`` receivers if not held)."""
     store = _store(request)
     if trace_id.strip().lower() not in store and not store.blocking_reads:
-        answer = await from_peers(request, wait)
+        answer = await from_peers(request, backend_of(request.app).settings.peers, wait)
         if answer is not None:
             return answer
     try:
@@ -132,11 +133,11 @@ async def list_traces(
 async def stats(request: Request) -> dict[str, Any]:
     """``received`` / ``stored`` / ``duplicates`` / ``rejected`` / ``evicted``, what is held now, and more.
 
-    Other parts of the app add sections through ``app.state.stats_sections`` (online
+    Other parts of the app add sections through the backend's ``stats_sections`` (online
     evaluation adds ``evaluations``).
     """
-    document = dataclasses.asdict(_store(request).stats)
-    sections: dict[str, Callable[[], dict[str, Any]]] = getattr(request.app.state, "stats_sections", {})
-    for name, section in sections.items():
+    backend = backend_of(request.app)
+    document: dict[str, Any] = dataclasses.asdict(backend.store.stats)
+    for name, section in backend.stats_sections.items():
         document[name] = section()
     return document
