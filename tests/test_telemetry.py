@@ -11,7 +11,7 @@ from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExport
 from opentelemetry.sdk.trace.export import ConsoleSpanExporter
 
 from coordbench.errors import ConfigurationError
-from coordbench.telemetry import _exporters, configure_tracing
+from coordbench.telemetry import _exporters, configure_tracing, otlp_endpoint, otlp_exporter, otlp_protocol
 from support.otlp_sink import OtlpSink
 
 
@@ -25,6 +25,7 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
         "OTEL_EXPORTER_OTLP_ENDPOINT",
         "OTEL_SDK_DISABLED",
         "OTEL_RESOURCE_ATTRIBUTES",
+        *(f"OTEL_EXPORTER_OTLP_{s}_{what}" for s in ("TRACES", "METRICS", "LOGS") for what in ("ENDPOINT", "PROTOCOL")),
     ):
         monkeypatch.delenv(var, raising=False)
 
@@ -118,3 +119,26 @@ def test_global_provider_is_installed_once() -> None:
         check=False,
     )
     assert result.stdout.strip() == "ok", result.stderr
+
+
+def test_every_signal_reads_its_own_variables_before_the_generic_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One reading for traces, metrics and logs, as the OpenTelemetry specification orders the variables."""
+    from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter as GrpcLogs
+    from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter as HttpMetrics
+
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "http://prometheus:9090/api/v1/otlp/v1/metrics")
+    assert otlp_endpoint("traces") == "http://collector:4318"
+    assert otlp_endpoint("metrics") == "http://prometheus:9090/api/v1/otlp/v1/metrics"
+    assert otlp_endpoint("logs") == "http://collector:4318"
+    assert otlp_endpoint("logs", own_only=True) is None  # the backend's events go out only when asked by name
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "http/protobuf")
+    assert [otlp_protocol(s) for s in ("traces", "metrics", "logs")] == ["grpc", "http/protobuf", "grpc"]
+    metrics, logs = otlp_exporter("metrics"), otlp_exporter("logs")
+    assert isinstance(metrics, HttpMetrics) and isinstance(logs, GrpcLogs)
+    metrics.shutdown()
+    logs.shutdown()
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", "http/json")
+    with pytest.raises(ConfigurationError, match="OTEL_EXPORTER_OTLP_LOGS_PROTOCOL='http/json' is not supported"):
+        otlp_exporter("logs")

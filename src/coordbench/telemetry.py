@@ -1,4 +1,10 @@
-"""Setting up tracing for an agent process from the standard ``OTEL_*`` environment variables.
+"""The OTLP export of every signal, from the standard ``OTEL_*`` environment variables, read in one place.
+
+:func:`otlp_endpoint`, :func:`otlp_protocol` and :func:`otlp_exporter` read the variables of a
+signal (traces, metrics, logs) as the OpenTelemetry specification says: the signal's own variable
+(``OTEL_EXPORTER_OTLP_METRICS_ENDPOINT``) before the generic one (``OTEL_EXPORTER_OTLP_ENDPOINT``).
+Agents' tracing, the backend's metrics, online evaluation's events, the assessor's own spans, the
+purple team and the tau2 bridge all go through them.
 
 ``configure_tracing("my-agent")`` is all an agent needs to export its spans over OTLP:
 sending to Jaeger (or to coordbench's receiver, or a collector) is then only
@@ -18,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import os
+from typing import TYPE_CHECKING, Literal, overload
 
 from opentelemetry import trace
 from opentelemetry.environment_variables import OTEL_TRACES_EXPORTER
@@ -25,7 +32,6 @@ from opentelemetry.sdk.environment_variables import (
     OTEL_EXPORTER_OTLP_ENDPOINT,
     OTEL_EXPORTER_OTLP_PROTOCOL,
     OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
-    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL,
     OTEL_RESOURCE_ATTRIBUTES,
     OTEL_SDK_DISABLED,
     OTEL_SERVICE_NAME,
@@ -37,29 +43,89 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExport
 from coordbench import semconv
 from coordbench.errors import ConfigurationError
 
-__all__ = ["configure_tracing", "requested_exporters"]
+if TYPE_CHECKING:
+    from opentelemetry.sdk._logs.export import LogRecordExporter
+    from opentelemetry.sdk.metrics.export import MetricExporter
+
+__all__ = ["Signal", "configure_tracing", "otlp_endpoint", "otlp_exporter", "otlp_protocol", "requested_exporters"]
+
+Signal = Literal["traces", "metrics", "logs"]
+"""The OpenTelemetry signals coordbench exports."""
 
 logger = logging.getLogger(__name__)
 
 _PROTOCOLS = ("http/protobuf", "grpc")
 
 
-def _otlp_exporter() -> SpanExporter:
-    for var in (OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, OTEL_EXPORTER_OTLP_PROTOCOL):
-        protocol = os.environ.get(var, "").strip().lower()
+def otlp_endpoint(signal: Signal, *, own_only: bool = False) -> str | None:
+    """Where the environment sends the signal over OTLP: its own endpoint variable, else the generic one.
+
+    Args:
+        signal: ``traces``, ``metrics`` or ``logs``.
+        own_only: Only the signal's own variable counts (``OTEL_EXPORTER_OTLP_METRICS_ENDPOINT``): for
+            a signal a process exports only when asked by name (the backend's metrics and events).
+    """
+    names = [f"OTEL_EXPORTER_OTLP_{signal.upper()}_ENDPOINT"] + ([] if own_only else [OTEL_EXPORTER_OTLP_ENDPOINT])
+    for name in names:
+        value = os.environ.get(name, "").strip()
+        if value:
+            return value
+    return None
+
+
+def otlp_protocol(signal: Signal) -> str:
+    """The signal's OTLP protocol: its own variable, else the generic one, else ``http/protobuf``.
+
+    Raises:
+        ConfigurationError: Naming the variable, when its value is neither ``http/protobuf`` nor ``grpc``.
+    """
+    for name in (f"OTEL_EXPORTER_OTLP_{signal.upper()}_PROTOCOL", OTEL_EXPORTER_OTLP_PROTOCOL):
+        protocol = os.environ.get(name, "").strip().lower()
         if protocol:
-            break
-    else:
-        var, protocol = OTEL_EXPORTER_OTLP_PROTOCOL, "http/protobuf"
-    if protocol == "http/protobuf":
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HTTPExporter
+            if protocol not in _PROTOCOLS:
+                raise ConfigurationError(f"{name}={protocol!r} is not supported; use one of {', '.join(_PROTOCOLS)}")
+            return protocol
+    return "http/protobuf"
 
-        return HTTPExporter()
-    if protocol == "grpc":
-        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GRPCExporter
 
-        return GRPCExporter()
-    raise ConfigurationError(f"{var}={protocol!r} is not supported; use one of {', '.join(_PROTOCOLS)}")
+@overload
+def otlp_exporter(signal: Literal["traces"]) -> SpanExporter: ...
+@overload
+def otlp_exporter(signal: Literal["metrics"]) -> MetricExporter: ...
+@overload
+def otlp_exporter(signal: Literal["logs"]) -> LogRecordExporter: ...
+def otlp_exporter(signal: Signal) -> SpanExporter | MetricExporter | LogRecordExporter:
+    """The OTLP exporter of the signal, in the protocol the environment names (:func:`otlp_protocol`).
+
+    The exporter reads its endpoint, headers, compression and timeout from the environment itself.
+
+    Raises:
+        ConfigurationError: If the protocol variable has a value we cannot honour.
+    """
+    grpc = otlp_protocol(signal) == "grpc"
+    if signal == "traces":
+        if grpc:
+            from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcSpans
+
+            return GrpcSpans()
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpSpans
+
+        return HttpSpans()
+    if signal == "metrics":
+        if grpc:
+            from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter as GrpcMetrics
+
+            return GrpcMetrics()
+        from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter as HttpMetrics
+
+        return HttpMetrics()
+    if grpc:
+        from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter as GrpcLogs
+
+        return GrpcLogs()
+    from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter as HttpLogs
+
+    return HttpLogs()
 
 
 def _exporters() -> list[SpanExporter]:
@@ -67,7 +133,7 @@ def _exporters() -> list[SpanExporter]:
     exporters: list[SpanExporter] = []
     for name in names:
         if name == "otlp":
-            exporters.append(_otlp_exporter())
+            exporters.append(otlp_exporter("traces"))
         elif name == "console":
             exporters.append(ConsoleSpanExporter())
         elif name != "none":

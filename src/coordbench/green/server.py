@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -44,7 +43,7 @@ from coordbench.green.tracing import AssessorTracing
 from coordbench.server.app import backend_app, build_store, serve_store
 from coordbench.settings import Settings, load_settings
 from coordbench.store import SpanStore
-from coordbench.telemetry import requested_exporters
+from coordbench.telemetry import otlp_endpoint, requested_exporters
 
 __all__ = ["DEFAULT_NAME", "GreenSettings", "create_green_app", "load_green_settings"]
 
@@ -119,9 +118,7 @@ def _self_exporters(settings: GreenSettings, url: str) -> list[SpanExporter]:
     """
     if not settings.export_self:
         return []
-    endpoint = (
-        os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or ""
-    )
+    endpoint = otlp_endpoint("traces") or ""
     own = {f"{settings.host}:{settings.port}", urlsplit(url).netloc}
     if settings.host in ("0.0.0.0", "127.0.0.1", "localhost", "::"):  # noqa: S104 - comparing, not binding
         own |= {f"127.0.0.1:{settings.port}", f"localhost:{settings.port}"}

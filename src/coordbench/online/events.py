@@ -12,11 +12,11 @@ our scores on the trace with no integration work. They are exported over OTLP (l
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from coordbench.online.job import EvaluationEvent
+from coordbench.telemetry import otlp_endpoint, otlp_exporter
 
 if TYPE_CHECKING:
     from opentelemetry.sdk._logs.export import LogRecordExporter
@@ -42,18 +42,8 @@ class EvaluationEvents:
 
     def __init__(self, exporter: LogRecordExporter | None = None, *, service_name: str = "coordbench-receiver") -> None:
         """Create the logger provider when there is somewhere to send the events."""
-        from opentelemetry.sdk.environment_variables import OTEL_EXPORTER_OTLP_LOGS_ENDPOINT
-
-        if exporter is None and os.environ.get(OTEL_EXPORTER_OTLP_LOGS_ENDPOINT):
-            protocol = os.environ.get("OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", "http/protobuf")
-            if protocol == "grpc":
-                from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter as GrpcExporter
-
-                exporter = GrpcExporter()
-            else:
-                from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
-
-                exporter = OTLPLogExporter()
+        if exporter is None and otlp_endpoint("logs", own_only=True) is not None:
+            exporter = otlp_exporter("logs")
         self.enabled = exporter is not None
         self._provider: Any = None
         self._logger: Any = None

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import signal
 import socket
 import sys
@@ -17,11 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from opentelemetry.sdk.environment_variables import OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
 from rich.console import Console
 
 from coordbench.cli.output import fail
 from coordbench.purple.shapes import SHAPES
+from coordbench.telemetry import otlp_endpoint
 
 if TYPE_CHECKING:
     from coordbench.purple.launcher import TeamProcesses
@@ -139,9 +138,7 @@ def team_up(
 
     console = Console(stderr=True)
     chosen = _team(console, _settings(console, size=size), team_file, shape)
-    target = (
-        endpoint or os.environ.get(OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) or os.environ.get(OTEL_EXPORTER_OTLP_ENDPOINT)
-    )
+    target = endpoint or otlp_endpoint("traces")
     if not target:
         console.print(
             "[yellow]warning:[/yellow] no OTLP endpoint (--endpoint or OTEL_EXPORTER_OTLP_ENDPOINT): the members "

@@ -13,13 +13,14 @@ are bounded (:class:`BoundedLabels`): past the bound a new value is reported as 
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, HTTPException, Request, Response
 from starlette.applications import Starlette
+
+from coordbench.telemetry import otlp_endpoint, otlp_exporter
 
 if TYPE_CHECKING:
     from opentelemetry.metrics import CallbackOptions, Observation
@@ -278,22 +279,11 @@ class BoundedLabels:
 
 def _otlp_reader() -> Any | None:
     """A periodic OTLP metrics reader when ``OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`` is set."""
-    from opentelemetry.sdk.environment_variables import (
-        OTEL_EXPORTER_OTLP_METRICS_ENDPOINT,
-        OTEL_EXPORTER_OTLP_METRICS_PROTOCOL,
-    )
-
-    if not os.environ.get(OTEL_EXPORTER_OTLP_METRICS_ENDPOINT):
+    if otlp_endpoint("metrics", own_only=True) is None:
         return None
     from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 
-    if os.environ.get(OTEL_EXPORTER_OTLP_METRICS_PROTOCOL, "http/protobuf") == "grpc":
-        from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter as GrpcExporter
-
-        return PeriodicExportingMetricReader(GrpcExporter())
-    from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
-
-    return PeriodicExportingMetricReader(OTLPMetricExporter())
+    return PeriodicExportingMetricReader(otlp_exporter("metrics"))
 
 
 class BackendMeters:

@@ -34,6 +34,7 @@ from rich.markup import escape
 
 from coordbench.errors import ConfigurationError
 from coordbench.redaction import redact_url
+from coordbench.telemetry import otlp_endpoint
 
 if TYPE_CHECKING:
     from coordbench.tau2.config import A2AConfig
@@ -200,9 +201,7 @@ def _tau2_main(args: list[str]) -> None:
 
 
 def _tracing_requested() -> bool:
-    return any(
-        os.environ.get(v, "").strip() for v in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-    )
+    return otlp_endpoint("traces") is not None
 
 
 def _run_a2a(a2a: argparse.Namespace, rest: list[str], peek: argparse.Namespace) -> int:
