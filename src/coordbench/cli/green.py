@@ -29,7 +29,6 @@ GREEN_OPTIONS = (
 def green(**given: Any) -> None:
     """Serve the green assessor: send it {"participants": {role: url}, "config": {...}} over A2A."""
     from coordbench.green import create_green_app, load_green_settings
-    from coordbench.server.app import tune_gc_for_ingest
     from coordbench.settings import auth_note
 
     console = Console(stderr=True)
@@ -37,15 +36,14 @@ def green(**given: Any) -> None:
         settings = load_green_settings(**given)
     except ConfigurationError as exc:
         fail(exc.message, console=console)
-    tune_gc_for_ingest()
     base = settings.card_url or f"http://{settings.host}:{settings.port}/"
     serve(
         console,
+        settings,
         lambda: create_green_app(settings),
-        host=settings.host,
-        port=settings.port,
-        other_ports=[] if settings.grpc_port is None else [("OTLP/gRPC", settings.grpc_port)],
-        banner=f"coordbench green '{settings.name}': A2A at {base}, OTLP/HTTP at {base.rstrip('/')}/v1/traces, "
-        f"results in {settings.output_dir or '(not written)'}, {auth_note(settings)}",
+        banner=lambda: (
+            f"coordbench green '{settings.name}': A2A at {base}, OTLP/HTTP at {base.rstrip('/')}/v1/traces, "
+            f"results in {settings.output_dir or '(not written)'}, {auth_note(settings)}"
+        ),
         timeout_keep_alive=300,
     )

@@ -10,7 +10,7 @@ from rich.console import Console
 from coordbench.cli.output import fail
 from coordbench.cli.serve import BACKEND_OPTIONS, SettingOption, serve, with_setting_options
 from coordbench.errors import ConfigurationError
-from coordbench.settings import Settings
+from coordbench.settings import Settings, auth_note
 
 __all__ = ["receiver"]
 
@@ -26,8 +26,8 @@ def receiver(
 
     With --evaluate, every trace with A2A calls is evaluated once complete (GET /v1/evaluations).
     """
-    from coordbench.server.app import create_app, tune_gc_for_ingest
-    from coordbench.settings import auth_note, load_settings
+    from coordbench.server.app import create_app
+    from coordbench.settings import load_settings
 
     console = Console(stderr=True)
     try:
@@ -36,7 +36,10 @@ def receiver(
             settings = settings.model_copy(update={"grpc_port": None})
     except ConfigurationError as exc:
         fail(exc.message, console=console)
-    tune_gc_for_ingest()
+    serve(console, settings, lambda: create_app(settings), banner=lambda: _banner(settings))
+
+
+def _banner(settings: Settings) -> str:
     grpc = "off" if settings.grpc_port is None else str(settings.grpc_port)
     storage = f"durable in {settings.data_dir}" if settings.data_dir else "in memory"
     if settings.store is not None:
@@ -44,12 +47,7 @@ def receiver(
 
         storage = f"in ClickHouse at {parse_store_url(settings.store).shown}"
     online = ", online evaluation on (GET /v1/evaluations)" if settings.evaluate else ""
-    serve(
-        console,
-        lambda: create_app(settings),
-        host=settings.host,
-        port=settings.port,
-        other_ports=[] if settings.grpc_port is None else [("OTLP/gRPC", settings.grpc_port)],
-        banner=f"coordbench receiver: http://{settings.host}:{settings.port}/v1/traces, OTLP/gRPC port {grpc}, "
-        f"spans {storage}{online}, {auth_note(settings)}",
+    return (
+        f"coordbench receiver: http://{settings.host}:{settings.port}/v1/traces, OTLP/gRPC port {grpc}, "
+        f"spans {storage}{online}, {auth_note(settings)}"
     )

@@ -184,29 +184,29 @@ def port_problem(host: str, port: int) -> str | None:
 
 def serve(
     console: Console,
+    settings: Settings,
     build_app: Callable[[], Any],
     *,
-    host: str,
-    port: int,
-    other_ports: Sequence[tuple[str, int]] = (),
-    banner: str,
+    banner: Callable[[], str],
     **uvicorn_options: Any,
 ) -> None:
-    """Check the ports, build the app, print ``banner`` and run uvicorn until interrupted.
+    """Check the ports the settings name, build the app, print the banner and run uvicorn until interrupted.
 
     Args:
         console: Where errors and the banner go (stderr).
+        settings: The server's settings: its host, HTTP port and OTLP/gRPC port (if any).
         build_app: Builds the ASGI app; a :class:`~coordbench.errors.CoordbenchError` it raises
             (an unusable data directory, say) is printed and exits with status 2.
-        host: Interface to bind.
-        port: The HTTP port.
-        other_ports: ``(label, port)`` of other listeners the app opens on ``host`` (OTLP/gRPC).
-        banner: One line saying what is being served.
+        banner: One line saying what is being served (made once the app is built).
         **uvicorn_options: Passed to ``uvicorn.run``.
 
     Raises:
         typer.Exit: 2 if a port is taken or the app cannot be built.
     """
+    from coordbench.server.app import tune_gc_for_ingest
+
+    host, port = settings.host, settings.port
+    other_ports = [] if settings.grpc_port is None else [("OTLP/gRPC", settings.grpc_port)]
     for label, number in (("HTTP", port), *other_ports):
         problem = port_problem(host, number)
         if problem is not None:
@@ -215,7 +215,8 @@ def serve(
         app = build_app()
     except CoordbenchError as exc:
         fail(exc.message, console=console)
-    console.print(banner, soft_wrap=True)  # one line: a URL in it stays whole for copy and paste
+    tune_gc_for_ingest()
+    console.print(banner(), soft_wrap=True)  # one line: a URL in it stays whole for copy and paste
     import uvicorn
 
     options: dict[str, Any] = {"timeout_graceful_shutdown": SHUTDOWN_GRACE, **uvicorn_options}

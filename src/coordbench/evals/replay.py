@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterable, Sequence
-from typing import Any, cast
+from collections.abc import Callable, Coroutine, Iterable, Sequence
+from typing import Any, ParamSpec, TypeVar, cast
 
 from coordbench import semconv
 from coordbench.evals.assessment_config import AssessmentConfig, validate_config
@@ -32,6 +32,9 @@ from coordbench.spantree import SpanTree, is_agent_call
 from coordbench.steps import CallType, call_type_of
 
 __all__ = ["recorded_config", "replay", "replay_config", "replay_sync", "scenario_spans"]
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 def recorded_config(spans: Iterable[SpanData]) -> dict[str, Any] | None:
@@ -215,16 +218,14 @@ async def replay(
     return TraceEvaluation(trace_id=trace_id, evaluations=evaluations)
 
 
-def replay_sync(
-    trace_id: str,
-    spans: Sequence[SpanData],
-    *,
-    config: AssessmentConfig | None = None,
-    scenarios: Iterable[EvalScenario] = (),
-    participants: Iterable[str] = (),
-    judge: JudgeConfig | None = None,
-) -> TraceEvaluation:
-    """:func:`replay` from code that runs no event loop (a worker process, a command): the same evaluation."""
-    return asyncio.run(
-        replay(trace_id, spans, config=config, scenarios=scenarios, participants=participants, judge=judge)
-    )
+def _without_a_loop(coroutine: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:
+    """``coroutine`` for code that runs no event loop: the same call, run to its end on a loop of its own."""
+
+    def run(*args: P.args, **kwargs: P.kwargs) -> T:
+        return asyncio.run(coroutine(*args, **kwargs))
+
+    return run
+
+
+replay_sync = _without_a_loop(replay)
+""":func:`replay` from code that runs no event loop (a worker process, a command): the same evaluation."""
