@@ -15,7 +15,7 @@ from coordbench.online.evaluator import _Bucket, judge_sampled
 from coordbench.online.job import may_hold_agent_calls, quality_label, rows_of, scenario_label, team_of
 from coordbench.online.records import EvaluationLog, EvaluationRecord, ScenarioSummary
 from coordbench.otlp import decode_json, export_request_json, native
-from coordbench.server.meters import OTHER, PROMETHEUS, BoundedLabels
+from coordbench.server.meters import KNOWN_REJECTIONS, OTHER, PROMETHEUS, BackendMeters, BoundedLabels, ScenarioFigures
 from store.test_faults import fill, free, needs_mount, small_disk
 from support.spans import call, sid, span
 
@@ -157,3 +157,50 @@ def test_a_trace_without_agent_calls_is_told_apart_in_every_encoding() -> None:
     if native.JSON_AVAILABLE:  # kept as their JSON text (else decoded, and stored as protobuf)
         assert b"invoke_agent" not in b"".join(row.payload for row in rows_of(kept))
     assert may_hold_agent_calls(rows_of(kept))
+
+
+def _exposition(meters: BackendMeters) -> str:
+    body, _ = meters.exposition("text/plain")
+    return body.decode()
+
+
+def test_a_healthy_team_and_a_clean_receiver_have_a_series_on_every_panel_that_counts_faults() -> None:
+    """Counters of faults start at zero: a first rejection, and a scenario where nothing fired, are series too.
+
+    A counter with no series until its first increase hides that increase from ``increase()`` and
+    ``rate()``: the ingest-rejection alert missed the first burst, and the evidence panel showed
+    nothing at all for a team that coordinated well.
+    """
+    from coordbench.store import TraceStore
+
+    meters = BackendMeters(TraceStore())
+    before = _exposition(meters)
+    for reason in KNOWN_REJECTIONS:
+        assert f'coordbench_spans_rejected_by_reason_total{{reason="{reason}"}} 0.0' in before
+    clean = ScenarioFigures("s1", 0.9, True, 0.9, 0.95, 0.5, 0.6, 0.2, (), (("coordinator", 0.05),))
+    faulty = dataclasses.replace(clean, scenario="s2", fired=("parallelism.serialised_work",))
+    meters.evaluated("healthy", [clean, faulty], revision=1, since_last_span=1.0, run=0.1)
+    after = _exposition(meters)
+    assert 'evidence="none",scenario="s1",team="healthy"} 1.0' in after
+    assert 'evidence="parallelism.serialised_work",scenario="s2",team="healthy"} 1.0' in after
+    assert 'evidence="none",scenario="s2"' not in after
+    meters.shutdown()
+
+
+def test_a_hub_that_starts_the_trace_is_timed_by_its_root_span() -> None:
+    """In production nothing calls the coordinator over A2A: the trace starts in it; its root span is its request."""
+    from coordbench.online.job import JobRequest, run_job
+    from coordbench.otlp import encoded_span
+    from evals.traces import client, server
+
+    root = span("invoke_workflow plan", span_id=sid(1), service="coordinator", start_ms=0, end_ms=400)
+    spans = [root]
+    for i, worker in enumerate(("researcher", "analyst", "writer")):
+        spans += [client("coordinator", worker, sid(10 + 2 * i), sid(1), 10 + i, 300 + i, request=f"part {i}",
+                         reply=f"{worker} answered part {i}"),
+                  server(worker, sid(11 + 2 * i), sid(10 + 2 * i), 11 + i, 299 + i)]  # fmt: skip
+    rows = rows_of([encoded_span(s) for s in spans])
+    result = run_job(JobRequest(trace_id=root.trace_id, rows=rows, idle_seconds=60.0, settle=30.0))
+    assert result.outcome == "evaluated"
+    (figures,) = result.figures
+    assert figures.hubs == (("coordinator", 0.4),)

@@ -30,6 +30,7 @@ from coordbench.clickhouse.url import Shard, StoreUrl, parse_store_url
 from coordbench.online.records import EvaluationRecord
 from coordbench.spans import SpanData
 from coordbench.store.base import (
+    OUT_OF_RANGE,
     AddResult,
     Completeness,
     StoreStats,
@@ -196,7 +197,7 @@ class ClickHouseStore:
             raise StoreUnavailableError("ClickHouse refused the spans; retry later", retry_after=5.0) from exc
         if late:  # refused, counted and logged: ClickHouse's DateTime64(9) ends in 2262
             logger.warning("%d spans start (or hold an event) after 2262-04-11: ClickHouse cannot store them", late)
-            self.record_rejected(late, {"time_out_of_range": late})
+            self.record_rejected(late, {OUT_OF_RANGE: late})
         self._stats.received += count - late
         self._stats.stored += count - late
         return AddResult(count - late, 0)

@@ -10,6 +10,7 @@ events are read from the typed evaluation, and its JSON line is only what is sto
 from __future__ import annotations
 
 import math
+import statistics
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -209,13 +210,48 @@ def _number(value: float | None) -> float | None:
     return float(f"{value:.12g}")
 
 
-def _figures(evaluation: ScenarioEvaluation, label: str) -> ScenarioFigures:
+def _started(tree: SpanTree) -> dict[str, float]:
+    """Each agent that began the trace (its root span's owner) and the median of those spans' durations (ms).
+
+    An agent at the top of a trace answers no A2A request (in production nothing calls the
+    coordinator over A2A: the trace starts in it), so the time it took to handle one is its root
+    span's: what a hub's request duration is made of when no request reached it.
+    """
+    durations: dict[str, list[float]] = {}
+    for root in tree.roots:
+        agent = tree.agent_of(root)
+        if agent is not None:
+            durations.setdefault(agent, []).append(root.duration_ms)
+    return {agent: statistics.median(values) for agent, values in durations.items()}
+
+
+def _hubs(evaluation: ScenarioEvaluation) -> list[str]:
+    """The hubs the dashboards time: the coordination evaluator's, and an entry agent that delegated to two or more.
+
+    A trace with no assessor in it starts in the team's own entry agent, which the evaluation
+    reads as the host (the user's side, outside the team's judgement); it is still the hub its
+    workers wait on, so its time is recorded (this is a figure, never a score).
+    """
+    coordination, graph = evaluation.results.coordination, evaluation.results.graph
+    hubs: set[str] = set(coordination.hubs) if coordination is not None else set()
+    if graph is not None:
+        callees: dict[str, set[str]] = {}
+        for edge in graph.edges:
+            if edge.caller in graph.hosts and edge.callee != edge.caller:
+                callees.setdefault(edge.caller, set()).add(edge.callee)
+        hubs |= {host for host, called in callees.items() if len(called) >= 2}
+    return sorted(hubs)
+
+
+def _figures(evaluation: ScenarioEvaluation, label: str, started: Mapping[str, float]) -> ScenarioFigures:
     results = evaluation.results
     coordination, graph, latency = results.coordination, results.graph, results.latency
     hubs: list[tuple[str, float]] = []
-    for hub in coordination.hubs if coordination is not None else []:
+    for hub in _hubs(evaluation):
         handled = latency.agents[hub].handled if latency is not None and hub in latency.agents else None
         p50 = _number(handled.p50_ms) if handled is not None else None
+        if p50 is None:
+            p50 = _number(started.get(hub))
         if p50 is not None:
             hubs.append((hub, p50 / 1000))
     metrics = graph.metrics if graph is not None else {}
@@ -291,9 +327,10 @@ def run_job(request: JobRequest) -> JobResult:
     evaluation = replay_sync(request.trace_id, spans, judge=judge)
     figures: list[ScenarioFigures] = []
     events: list[EvaluationEvent] = []
+    entered = _started(tree)
     for scenario in evaluation.evaluations:
         label = scenario_label(spans, scenario.scenario)
-        figures.append(_figures(scenario, label))
+        figures.append(_figures(scenario, label, entered))
         events += _events(scenario, label)
     return JobResult(
         "evaluated",

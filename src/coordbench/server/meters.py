@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 from fastapi import APIRouter, HTTPException, Request, Response
 from starlette.applications import Starlette
 
+from coordbench.otlp.native import REJECTION_REASONS
+from coordbench.store.base import REJECTION_REASONS as STORE_REJECTIONS
 from coordbench.telemetry import otlp_endpoint, otlp_exporter
 
 if TYPE_CHECKING:
@@ -43,6 +45,10 @@ logger = logging.getLogger(__name__)
 
 OTHER = "other"
 """The label value a bounded label takes past its bound."""
+NO_EVIDENCE = "none"
+"""The ``evidence`` label of an evaluated scenario in which no evidence fired."""
+KNOWN_REJECTIONS = (*REJECTION_REASONS, *STORE_REJECTIONS)
+"""The rejection reasons known before any span arrives: each is a series at 0 from the start."""
 
 SCORE_BUCKETS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 SECONDS_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
@@ -203,7 +209,7 @@ _EVALUATION = [
         "coordbench.evidence",
         "counter",
         "{scenario}",
-        "Evaluated scenarios in which each piece of evidence fired.",
+        "Evaluated scenarios in which each piece of evidence fired ('none': scenarios where nothing did).",
         (*_TS, "evidence"),
     ),
     Instrument(
@@ -364,7 +370,8 @@ class BackendMeters:
 
         store = self.store
         if name == "coordbench.spans.rejected_by_reason":
-            reasons = store.stats.rejected_reasons
+            # every reason known up front is a series from the start: one first seen at 1 hides that increase
+            reasons = dict.fromkeys(KNOWN_REJECTIONS, 0) | store.stats.rejected_reasons
             return [Observation(count, {"reason": reason}) for reason, count in sorted(reasons.items())]
         readers: dict[str, Callable[[], int]] = {
             "coordbench.spans.received": lambda: store.stats.received,
@@ -412,7 +419,7 @@ class BackendMeters:
             ):
                 if value is not None:
                     self._histograms[name].record(value, labels)
-            for evidence in figure.fired:
+            for evidence in figure.fired or (NO_EVIDENCE,):  # a clean scenario is counted too: a series from the start
                 self.add("coordbench.evidence", {**labels, "evidence": self.labels("evidence", evidence)})
             for hub, seconds in figure.hubs:
                 self._histograms["coordbench.hub.request.duration"].record(

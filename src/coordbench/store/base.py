@@ -17,6 +17,11 @@ from coordbench.spantree import Completeness, completeness_of, subtree_of
 from coordbench.store.encoded import EncodedSpan
 
 __all__ = [
+    "FULL",
+    "OUT_OF_RANGE",
+    "REJECTION_REASONS",
+    "TOO_LARGE",
+    "UNWRITTEN",
     "AddResult",
     "Completeness",
     "Persistence",
@@ -31,6 +36,14 @@ __all__ = [
     "scoped_completeness",
     "subtree_of",
 ]
+
+
+FULL = "store full"
+TOO_LARGE = "batch larger than the store"
+UNWRITTEN = "durable storage failed"
+OUT_OF_RANGE = "time_out_of_range"
+REJECTION_REASONS = (FULL, TOO_LARGE, UNWRITTEN, OUT_OF_RANGE)
+"""Why a store refuses spans (``StoreStats.rejected_reasons``' keys besides the decoders' reasons)."""
 
 
 class StoreUnavailableError(CoordbenchError):

@@ -21,6 +21,9 @@ from concurrent.futures import ThreadPoolExecutor
 from coordbench import semconv
 from coordbench.spans import SpanData
 from coordbench.store.base import (
+    FULL,
+    TOO_LARGE,
+    UNWRITTEN,
     AddResult,
     BatchTooLargeError,
     Completeness,
@@ -304,7 +307,7 @@ class TraceStore:
             try:
                 self._evict_for(count, new_traces, sum(sizes.values()), keep=frozenset(growing))
             except (StoreFullError, BatchTooLargeError) as exc:
-                reason = "store full" if isinstance(exc, StoreFullError) else "batch larger than the store"
+                reason = FULL if isinstance(exc, StoreFullError) else TOO_LARGE
                 self._stats.rejected += len(spans)
                 self._stats.rejected_reasons[reason] = self._stats.rejected_reasons.get(reason, 0) + len(spans)
                 raise
@@ -317,7 +320,7 @@ class TraceStore:
                 except Exception as exc:  # a full disk, a file size limit, a read-only file system...
                     logger.warning("durable trace storage failed; the batch is refused (503): %s", exc)
                     self._stats.rejected += len(spans)
-                    reason = "durable storage failed"
+                    reason = UNWRITTEN
                     self._stats.rejected_reasons[reason] = self._stats.rejected_reasons.get(reason, 0) + len(spans)
                     raise StoreUnavailableError(f"durable trace storage failed: {exc}") from exc
             self._insert(groups, keys, sizes)
