@@ -81,7 +81,7 @@ def receiver() -> Iterator[Served]:
 
 @pytest.fixture(scope="module")
 def purple() -> Iterator[str]:
-    command = [sys.executable, "-m", "coordbench.purple", "--role", "writer", "--shape", "star", "--port", "0"]
+    command = [sys.executable, "-m", "coordbench.cli", "purple", "--role", "writer", "--shape", "star", "--port", "0"]
     agent = AgentProcess(command, dict(os.environ))
     try:
         yield agent.url.rstrip("/")

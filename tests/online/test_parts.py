@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from coordbench.online.api import parse_since
+from coordbench.meters import KNOWN_REJECTIONS, OTHER, PROMETHEUS, BackendMeters, BoundedLabels, ScenarioFigures
 from coordbench.online.evaluator import _Bucket, judge_sampled
 from coordbench.online.job import may_hold_agent_calls, quality_label, rows_of, scenario_label, team_of
 from coordbench.online.records import EvaluationLog, EvaluationRecord, ScenarioSummary
 from coordbench.otlp import decode_json, export_request_json, native
-from coordbench.server.meters import KNOWN_REJECTIONS, OTHER, PROMETHEUS, BackendMeters, BoundedLabels, ScenarioFigures
+from coordbench.server.evaluations_api import parse_since
 from store.test_faults import fill, free, needs_mount, small_disk
 from support.spans import call, sid, span
 

@@ -20,8 +20,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from conftest import Backend, StartBackend
-from coordbench.online.api import evaluator_of
 from coordbench.online.evaluator import OnlineEvaluator
+from coordbench.server.evaluations_api import evaluator_of
 from online.traces import CRASHED, SERIAL, evaluation, post, stats, team_trace, trace_id, until
 from support.spans import sid, span
 

@@ -11,7 +11,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-import coordbench.otlp.grpc
+import coordbench.server.otlp_grpc
 from conftest import Backend, StartBackend
 from coordbench.otlp import export_request
 from coordbench.otlp.model import DecodeResult
@@ -77,7 +77,7 @@ def test_large_requests_are_decoded_off_the_event_loop(
     start_backend: StartBackend, monkeypatch: pytest.MonkeyPatch, threshold: int
 ) -> None:
     backend = start_backend(decode_in_thread_bytes=threshold)
-    threads = note_decode_threads(monkeypatch, coordbench.otlp.grpc)
+    threads = note_decode_threads(monkeypatch, coordbench.server.otlp_grpc)
     export(backend.grpc_port, export_request([span("big")]))
     with grpc.insecure_channel(f"127.0.0.1:{backend.grpc_port}") as channel:
         export_raw = channel.unary_unary("/opentelemetry.proto.collector.trace.v1.TraceService/Export")
@@ -109,7 +109,7 @@ def test_a_decoder_bug_is_internal_and_stores_nothing(backend: Backend, monkeypa
     def broken(body: bytes) -> DecodeResult:
         raise RuntimeError("decoder bug")
 
-    monkeypatch.setattr(coordbench.otlp.grpc, "decode_protobuf", broken)
+    monkeypatch.setattr(coordbench.server.otlp_grpc, "decode_protobuf", broken)
     with pytest.raises(grpc.RpcError) as failed:
         export(backend.grpc_port, export_request([span("x")]))
     assert failed.value.code() is grpc.StatusCode.INTERNAL  # type: ignore[attr-defined]

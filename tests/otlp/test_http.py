@@ -21,7 +21,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import Link
 
-import coordbench.otlp.http
+import coordbench.server.otlp_http
 from conftest import Backend, StartBackend
 from coordbench.otlp import export_request, export_request_json, native
 from coordbench.otlp.weight import decode_weight
@@ -339,7 +339,7 @@ def test_a_decoder_bug_is_a_500_with_a_status_and_stores_nothing(
     def broken(body: bytes) -> object:
         raise RuntimeError("decoder bug")
 
-    monkeypatch.setattr(coordbench.otlp.http, "decode_json", broken)
+    monkeypatch.setattr(coordbench.server.otlp_http, "decode_json", broken)
     response = httpx.post(
         f"{backend.url}/v1/traces", content=json.dumps(export_request_json(spans_body())), headers=JSON
     )
@@ -355,7 +355,7 @@ def test_large_bodies_are_decoded_off_the_event_loop(
     start_backend: StartBackend, monkeypatch: pytest.MonkeyPatch, threshold: int
 ) -> None:
     backend = start_backend(decode_in_thread_bytes=threshold)
-    threads = note_decode_threads(monkeypatch, coordbench.otlp.http)
+    threads = note_decode_threads(monkeypatch, coordbench.server.otlp_http)
     good = httpx.post(
         f"{backend.url}/v1/traces", content=export_request(spans_body()).SerializeToString(), headers=PROTO
     )
@@ -396,7 +396,7 @@ def test_a_stalled_body_gets_408_and_frees_its_slot(start_backend: StartBackend)
 def test_a_client_gone_mid_body_stores_nothing_and_frees_its_slot(
     start_backend: StartBackend, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="coordbench.otlp.http")
+    caplog.set_level(logging.INFO, logger="coordbench.server.otlp_http")
     backend = start_backend(max_inflight=1)
     port = int(backend.url.rsplit(":", 1)[1])
     with socket.create_connection(("127.0.0.1", port), timeout=10) as gone:

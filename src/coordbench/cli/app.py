@@ -14,10 +14,10 @@ from coordbench.cli.demo import demo
 from coordbench.cli.evaluate import evaluate
 from coordbench.cli.green import green
 from coordbench.cli.groundtruth import groundtruth
+from coordbench.cli.purple import purple, team_app
 from coordbench.cli.receiver import receiver
 from coordbench.cli.report import report
 from coordbench.cli.tau2 import tau2
-from coordbench.purple.cli import purple, team_app
 from coordbench.redaction import RedactFilter
 
 __all__ = ["app", "main"]

@@ -1,6 +1,6 @@
 """The Grafana dashboard and the Prometheus alert rules for online evaluation, built from the metric names.
 
-Every query is written from :data:`coordbench.server.meters.PROMETHEUS`, the names ``/metrics`` uses,
+Every query is written from :data:`coordbench.meters.PROMETHEUS`, the names ``/metrics`` uses,
 so a renamed metric breaks the build of these files rather than a dashboard in production.
 ``make dashboards`` writes them under ``dashboards/``; a test holds the files equal to what
 this module builds, and another runs every query and rule in a real Prometheus.
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from coordbench.server.meters import PROMETHEUS
+from coordbench.meters import PROMETHEUS
 
 __all__ = [
     "ALERTS",

@@ -31,13 +31,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from coordbench.meters import BackendMeters
 from coordbench.online.events import EvaluationEvents
 from coordbench.online.job import JobRequest, JobResult, may_hold_agent_calls, rows_of
 from coordbench.online.records import EvaluationLog, EvaluationRecord, ScenarioSummary
 from coordbench.online.schedule import Schedule
 from coordbench.online.worker import WorkerDiedError, WorkerProcess, WorkerTimeoutError
-from coordbench.server.meters import BackendMeters
-from coordbench.settings import Settings
 from coordbench.store import SpanStore
 
 __all__ = ["SKIP_REASONS", "OnlineEvaluator", "OnlineSettings", "judge_sampled"]
@@ -79,9 +78,10 @@ class _Bucket:
 
 @dataclass(frozen=True)
 class OnlineSettings:
-    """How online evaluation runs: the receiver's ``COORDBENCH_EVALUATE_*`` settings, read by :meth:`of`.
+    """How online evaluation runs: the receiver's ``COORDBENCH_EVALUATE_*`` settings.
 
-    The defaults live in :class:`~coordbench.settings.Settings` alone.
+    The defaults live in :class:`~coordbench.settings.Settings` alone; the app that mounts online
+    evaluation makes these from it (:func:`coordbench.server.app.online_settings`).
 
     Attributes:
         quiet: Seconds without new spans after which a trace is looked at.
@@ -102,20 +102,6 @@ class OnlineSettings:
     judge_sample: float
     judge_per_minute: float
     team_attribute: str
-
-    @classmethod
-    def of(cls, settings: Settings) -> OnlineSettings:
-        """Online evaluation as the backend's settings configure it."""
-        return cls(
-            quiet=settings.evaluate_quiet,
-            settle=settings.evaluate_settle,
-            queue=settings.evaluate_queue,
-            workers=settings.evaluate_workers,
-            timeout=settings.evaluate_timeout,
-            judge_sample=settings.judge_sample,
-            judge_per_minute=settings.judge_per_minute,
-            team_attribute=settings.team_attribute,
-        )
 
 
 @dataclass

@@ -18,7 +18,7 @@ from typing import Literal, NamedTuple
 
 from coordbench import semconv
 from coordbench.evals.evaluation import ScenarioEvaluation
-from coordbench.server.meters import ScenarioFigures
+from coordbench.meters import ScenarioFigures
 from coordbench.spans import AttributeValue, SpanData
 from coordbench.spantree import SpanTree, is_agent_call
 from coordbench.store.encoded import EncodedSpan, Envelope

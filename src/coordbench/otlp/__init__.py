@@ -1,4 +1,4 @@
-"""OTLP in and out: decoding exports into domain spans, encoding spans, HTTP and gRPC receivers."""
+"""OTLP in and out: decoding exports into domain spans, encoding spans (the receivers serving it are in server/)."""
 
 from coordbench.otlp.codecs import CODECS, encoded_span
 from coordbench.otlp.decode import OTLP_PROTOBUF, decode_protobuf, decode_request

@@ -1,6 +1,6 @@
 """Ingestion whatever the transport: one limit on exports being decoded, one path into the store.
 
-OTLP/HTTP and OTLP/gRPC share an :class:`~coordbench.server.inflight.Inflight` (so ``max_inflight``
+OTLP/HTTP and OTLP/gRPC share an :class:`Inflight` (so ``max_inflight``
 bounds decoding work for the receiver as a whole) and hand every decoded export to :func:`ingest`,
 which records the spans the decoder rejected and stores the rest. Each transport only answers in its own terms
 (:class:`Refused` says why an export was not stored).
@@ -9,15 +9,46 @@ which records the spans the decoder rejected and stores the rest. Each transport
 from __future__ import annotations
 
 import logging
+from collections.abc import Generator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal
 
 from coordbench.otlp.model import DecodeResult
 from coordbench.store import BatchTooLargeError, SpanStore, StoreUnavailableError
 
-__all__ = ["Refused", "ingest"]
+__all__ = ["Inflight", "Refused", "ingest"]
 
 logger = logging.getLogger(__name__)
+
+
+class Inflight:
+    """Exports being read or decoded now, over every transport: past the limit an export is refused, not queued.
+
+    Args:
+        limit: Exports allowed at once.
+    """
+
+    def __init__(self, limit: int) -> None:
+        """Allow ``limit`` at once."""
+        self.limit = limit
+        self.current = 0
+
+    @contextmanager
+    def slot(self) -> Generator[bool]:
+        """Take a slot for the ``with`` block: yields ``False`` (and takes none) when all are taken."""
+        if self.current >= self.limit:
+            yield False
+            return
+        self.current += 1
+        try:
+            yield True
+        finally:
+            self.current -= 1
+
+    def busy_message(self) -> str:
+        """What a refused export is told."""
+        return f"{self.current} exports are being decoded; retry later"
 
 
 @dataclass(frozen=True, slots=True)

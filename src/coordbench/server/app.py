@@ -17,25 +17,25 @@ from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoin
 
 from coordbench import __version__
 from coordbench.errors import StepFormatError
-from coordbench.online.api import router as online_router
+from coordbench.meters import BackendMeters, meters_of
+from coordbench.meters import router as metrics_router
 from coordbench.otlp import CODECS, encoded_span, native
-from coordbench.otlp.grpc import GrpcReceiver
-from coordbench.otlp.http import router as otlp_router
-from coordbench.otlp.steps_http import router as steps_router
+from coordbench.otlp.ingest import Inflight
 from coordbench.server.auth import bearer_ok
 from coordbench.server.bodylimit import BodyLimitMiddleware, BodyTooLargeError
-from coordbench.server.inflight import Inflight
+from coordbench.server.evaluations_api import router as online_router
 from coordbench.server.jsonguard import JsonGuardMiddleware
-from coordbench.server.meters import BackendMeters, meters_of
-from coordbench.server.meters import router as metrics_router
+from coordbench.server.otlp_grpc import GrpcReceiver
+from coordbench.server.otlp_http import router as otlp_router
 from coordbench.server.state import BackendState, attach, backend_of
+from coordbench.server.steps_http import router as steps_router
+from coordbench.server.traces_api import router as read_router
 from coordbench.settings import Settings, load_settings
 from coordbench.store import BatchTooLargeError, SpanStore, SqlitePersistence, StoreUnavailableError, TraceStore
-from coordbench.store.api import router as read_router
 
 if TYPE_CHECKING:
     from coordbench.clickhouse.traces import EvaluationsSink
-    from coordbench.online.evaluator import OnlineEvaluator
+    from coordbench.online.evaluator import OnlineEvaluator, OnlineSettings
 
 __all__ = [
     "BearerAuthMiddleware",
@@ -169,10 +169,10 @@ async def serve_store(app: FastAPI, settings: Settings, store: SpanStore) -> Asy
 
 
 def _online_evaluator(app: FastAPI, settings: Settings, store: SpanStore) -> OnlineEvaluator | None:
-    """The online evaluator the settings ask for (``online.api.evaluator_of(app)`` finds it), or ``None``."""
+    """The online evaluator the settings ask for (``evaluations_api.evaluator_of(app)`` finds it), or ``None``."""
     if not settings.evaluate:
         return None
-    from coordbench.online.evaluator import OnlineEvaluator, OnlineSettings
+    from coordbench.online.evaluator import OnlineEvaluator
     from coordbench.online.events import EvaluationEvents
     from coordbench.online.records import EvaluationLog, EvaluationWriter
 
@@ -184,10 +184,26 @@ def _online_evaluator(app: FastAPI, settings: Settings, store: SpanStore) -> Onl
         log.also(sink)
     meters = meters_of(app)
     assert meters is not None  # noqa: S101 - mount_backend made them
-    evaluator = OnlineEvaluator(store, log, meters, OnlineSettings.of(settings), events=EvaluationEvents())
+    evaluator = OnlineEvaluator(store, log, meters, online_settings(settings), events=EvaluationEvents())
     app.state.evaluator = evaluator
     backend_of(app).stats_sections["evaluations"] = evaluator.describe
     return evaluator
+
+
+def online_settings(settings: Settings) -> OnlineSettings:
+    """Online evaluation as the backend's settings configure it."""
+    from coordbench.online.evaluator import OnlineSettings
+
+    return OnlineSettings(
+        quiet=settings.evaluate_quiet,
+        settle=settings.evaluate_settle,
+        queue=settings.evaluate_queue,
+        workers=settings.evaluate_workers,
+        timeout=settings.evaluate_timeout,
+        judge_sample=settings.judge_sample,
+        judge_per_minute=settings.judge_per_minute,
+        team_attribute=settings.team_attribute,
+    )
 
 
 def _evaluations_sink(app: FastAPI) -> EvaluationsSink | None:

@@ -3,7 +3,7 @@
 :func:`~coordbench.server.app.mount_backend` puts it on the app (:func:`attach`); a route reads it
 with :func:`backend_of` instead of digging untyped attributes out of ``app.state``. The metrics
 and the online evaluator are read the same way by the modules that own them
-(:func:`coordbench.server.meters.meters_of`, :func:`coordbench.online.api.evaluator_of`).
+(:func:`coordbench.meters.meters_of`, :func:`coordbench.server.evaluations_api.evaluator_of`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from starlette.applications import Starlette
 
-from coordbench.server.inflight import Inflight
+from coordbench.otlp.ingest import Inflight
 from coordbench.settings import Settings
 from coordbench.store.base import SpanStore
 

@@ -19,7 +19,7 @@ from fastapi.responses import JSONResponse
 from coordbench import jsontext, semconv
 from coordbench.errors import StepFormatError
 from coordbench.otlp.codecs import encoded_span
-from coordbench.otlp.http import read_body
+from coordbench.server.otlp_http import read_body
 from coordbench.server.state import backend_of
 from coordbench.steps import span_from_step, step_from_dict
 

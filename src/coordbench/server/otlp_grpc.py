@@ -20,11 +20,10 @@ import grpc
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from coordbench.otlp.decode import decode_protobuf
-from coordbench.otlp.ingest import ingest
+from coordbench.otlp.ingest import Inflight, ingest
 from coordbench.otlp.model import OtlpDecodeError
 from coordbench.otlp.weight import decode_weight
 from coordbench.server.auth import bearer_ok
-from coordbench.server.inflight import Inflight
 from coordbench.store import SpanStore
 
 __all__ = ["GrpcReceiver"]

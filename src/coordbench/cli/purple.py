@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from coordbench.purple.server import PurpleSettings
     from coordbench.purple.team import Team
 
-__all__ = ["main", "purple", "team_app"]
+__all__ = ["purple", "team_app"]
 
 logger = logging.getLogger(__name__)
 
@@ -191,10 +191,3 @@ def _watch(console: Console, processes: TeamProcesses, stop: threading.Event) ->
             console.print("[red]every member has exited[/red]")
             return 1
     return 0
-
-
-def main() -> None:
-    """``python -m coordbench.purple``: serve one member (the same options as ``coordbench purple``)."""
-    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
-    app.command()(purple)
-    app()

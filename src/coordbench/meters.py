@@ -27,7 +27,7 @@ from coordbench.telemetry import otlp_endpoint, otlp_exporter
 if TYPE_CHECKING:
     from opentelemetry.metrics import CallbackOptions, Observation
 
-    from coordbench.server.inflight import Inflight
+    from coordbench.otlp.ingest import Inflight
     from coordbench.store import SpanStore
 
 __all__ = [
