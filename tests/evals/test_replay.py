@@ -22,6 +22,7 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from coordbench.a2a import Messenger
 from coordbench.clickhouse import connect
@@ -31,6 +32,7 @@ from coordbench.evals.evaluation import TraceEvaluation
 from coordbench.evals.replay import replay_sync
 from coordbench.spans import span_from_dict
 from coordbench.testing.coordination import evaluate_coordination
+from evals.teams import Team, team_spans, teams
 from green.conftest import StartGreen, StartParticipant, start_green, start_participant
 
 __all__ = ["start_green", "start_participant"]  # the fixtures, used here
@@ -182,3 +184,26 @@ def test_a_trace_recording_a_config_it_cannot_have_is_refused_by_every_command_n
         assert done.returncode == 2, (args, done.stdout, done.stderr)
         assert "error:" in done.stderr and said in done.stderr, done.stderr
         assert "Traceback" not in done.stderr
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(teams())
+def test_the_stored_line_reads_back_as_the_same_evaluation(team: Team) -> None:
+    """The JSON line is only the stored form: read back, the typed evaluation writes the same bytes again."""
+    spans = team_spans(team)
+    line = replay_sync(spans[0].trace_id, spans).to_json()
+    back = TraceEvaluation.from_json(line)
+    assert back.to_json() == line
+    (scenario,) = back.evaluations
+    assert scenario.results.coordination is not None and scenario.results.graph is not None
+    assert set(scenario.results.names()) == set(json.loads(line)["evaluations"][0]["results"])
+
+
+def test_a_plugins_result_rides_in_extra_and_keeps_its_name_on_the_wire() -> None:
+    from coordbench.evals.evaluation import EvaluatorResults
+
+    wire = {"verbosity": {"worst_agent": "B", "ratio": 1.5}, "protocol": None}
+    results = EvaluatorResults.model_validate({k: v for k, v in wire.items() if v is not None})
+    assert results.extra == {"verbosity": {"worst_agent": "B", "ratio": 1.5}} and results.protocol is None
+    assert results.model_dump(mode="json") == {"verbosity": {"worst_agent": "B", "ratio": 1.5}}
+    assert "verbosity" in results and "protocol" not in results

@@ -48,6 +48,11 @@ class SettingOption:
     metavar: str | None = None
     note: str = ""
 
+    @property
+    def param(self) -> str:
+        """The command's parameter name for the option (``peer`` for ``--peer``)."""
+        return (self.flag or self.field).removeprefix("--").replace("-", "_")
+
 
 def _option_type(annotation: Any) -> Any:
     """The option's type for a settings field's: optional (unset leaves the environment's), secrets as text."""
@@ -83,10 +88,11 @@ def setting_options(settings_class: type[Settings], options: Sequence[SettingOpt
         flag = option.flag or "--" + option.field.replace("_", "-")
         if kind == bool | None:
             flag = f"{flag}/--no-{flag.removeprefix('--')}"
-        name = (option.flag or option.field).removeprefix("--").replace("-", "_")
         typed = typer.Option(flag, help=help_text, metavar=option.metavar, show_default=False)
         parameters.append(
-            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[kind, typed])
+            inspect.Parameter(
+                option.param, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[kind, typed]
+            )
         )
     return parameters
 
@@ -99,7 +105,7 @@ def with_setting_options(
     The command takes them as ``**given``: each by its field's name (``peers``), ``None`` when not
     given, ready for :func:`~coordbench.settings.load_settings`.
     """
-    names = {(o.flag or o.field).removeprefix("--").replace("-", "_"): o.field for o in options}
+    names = {o.param: o.field for o in options}
 
     def decorate(command: Callable[..., None]) -> Callable[..., None]:
         own = [p for p in inspect.signature(command, eval_str=True).parameters.values() if p.kind is not p.VAR_KEYWORD]

@@ -21,7 +21,6 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    SerializationInfo,
     SerializerFunctionWrapHandler,
     model_serializer,
     model_validator,
@@ -96,7 +95,7 @@ class EvaluatorResults(BaseModel):
         return known | {"extra": {name: value for name, value in found.items() if name not in BUILT_IN}}
 
     @model_serializer(mode="wrap")
-    def _flat(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict[str, Any]:
+    def _flat(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         """Write the wire form: the results that exist, keyed by evaluator name."""
         data: dict[str, Any] = handler(self)
         extra: dict[str, Any] = data.pop("extra", {})
@@ -127,10 +126,6 @@ class EvaluatorResults(BaseModel):
     def __contains__(self, name: object) -> bool:
         """Whether the evaluator ``name`` gave a result."""
         return name in self.names()
-
-    def items(self) -> list[tuple[str, Any]]:
-        """Each result that exists as (name, its model, or a plugin's plain data), by name."""
-        return [(name, getattr(self, name) if name in BUILT_IN else self.extra[name]) for name in self.names()]
 
 
 class ScenarioEvaluation(BaseModel):
