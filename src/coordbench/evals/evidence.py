@@ -34,11 +34,11 @@ from __future__ import annotations
 
 import functools
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from coordbench import semconv
-from coordbench.evals.calls import Call, calls_of
+from coordbench.evals.calls import MESSAGE_TEXT_LIMIT, Call, calls_of
 from coordbench.evals.textsim import tokens
 from coordbench.sketch import containment, novelty
 from coordbench.spans import SpanData
@@ -51,6 +51,7 @@ __all__ = [
     "MIN_SAMPLE",
     "OVERLAP_SLACK",
     "RELAY_NOVELTY",
+    "UNKNOWN",
     "Judged",
     "TeamCall",
     "TeamTrace",
@@ -58,7 +59,9 @@ __all__ = [
     "carried",
     "depends_on",
     "interval",
+    "is_cut",
     "serialisation",
+    "trigrams",
 ]
 
 DEPENDENCY_CONTAINMENT = 0.25
@@ -78,6 +81,8 @@ COMPARED = 256
 """A call is compared with at most this many calls started just before it (bounds the work on huge fan-outs)."""
 RELAY_NOVELTY = 0.1
 """A reply with fewer new words than this share (against its callees' replies) is a relay's."""
+CUT_MARK = "...[truncated]"
+"""What the instrumentation appends to a message text it cut at its limit."""
 _FAILED_STATES = frozenset({"failed", "rejected", "canceled", "cancelled", "auth-required", "unknown"})
 
 
@@ -98,6 +103,11 @@ class TeamCall:
         late: It ended after the request it was made for was answered.
         relay: The callee passed the work on and added nothing (see the module docstring).
         delegated: The callee called other agents while answering it.
+        reply_text: The answer's text: the response's, or, for a one-way message (a response
+            with no text), the text of the message the callee sent back to the caller while
+            serving it (a reply sent as a call of its own).
+        reply_print: The answer's fingerprint, likewise.
+        one_way: The response carried no text: the message is one way.
     """
 
     call: Call
@@ -111,6 +121,9 @@ class TeamCall:
     late: bool = False
     relay: bool = False
     delegated: bool = False
+    reply_text: str | None = None
+    reply_print: tuple[int, ...] | None = None
+    one_way: bool = False
 
     @property
     def id(self) -> str:
@@ -152,6 +165,8 @@ class TeamTrace:
     calls: list[TeamCall]
     orphan_servers: list[SpanData]
     by_request: dict[str, list[TeamCall]] = field(default_factory=dict[str, list[TeamCall]])
+    memo: dict[tuple[str, str], object] = field(default_factory=dict[tuple[str, str], object], repr=False)
+    """Readings derived from the trace, kept once computed (:func:`coordbench.evals.dependency.dependencies_of`)."""
 
     @classmethod
     def build(cls, tree: SpanTree, hosts: Iterable[str]) -> TeamTrace:
@@ -170,6 +185,9 @@ class TeamTrace:
                     request=tree.request_of(span),
                     by_host=call.caller in host_set,
                     ok=call.ok and not state_failed,
+                    reply_text=call.response_text or None,
+                    reply_print=call.response_fingerprint or None,
+                    one_way=_one_way(call),
                 )
             )
         answered = {c.server.span_id for c in calls if c.server is not None}
@@ -205,6 +223,12 @@ class TeamTrace:
         for c in self.calls:
             if c.server is None:
                 continue
+            if c.one_way:
+                back = next(
+                    (d for d in self.by_request.get(c.server.span_id, []) if d.call.callee == c.call.caller), None
+                )
+                if back is not None:
+                    c.reply_text, c.reply_print = back.call.request_text or None, back.call.request_fingerprint or None
             below = [d for d in self.by_request.get(c.server.span_id, []) if d.work]
             c.delegated = bool(below)
             if below and c.ok:
@@ -242,6 +266,17 @@ def _no_caller(tree: SpanTree, server: SpanData) -> bool:
         current = parent
 
 
+def _one_way(call: Call) -> bool:
+    """The response carried no text: counted 0 characters, or the request's text was captured and the response's not.
+
+    The instrumentation captures both ends' text or neither, so a captured request beside no
+    response text is a message that was answered with none (an acknowledgement).
+    """
+    if call.response_text or call.response_fingerprint:
+        return False
+    return call.response_text_chars == 0 or call.request_text is not None
+
+
 def _request_key(c: TeamCall) -> tuple[str, str] | None:
     content = c.call.digest or (f"text:{c.call.request_text}" if c.call.request_text else None)
     return None if content is None else (c.call.callee, content)
@@ -250,31 +285,57 @@ def _request_key(c: TeamCall) -> tuple[str, str] | None:
 def _is_relay(c: TeamCall, below: Sequence[TeamCall]) -> bool:
     if len({d.call.callee for d in below}) != 1:
         return False  # asking several agents and combining their answers is a coordinator's job
-    reply = c.call.response_text
-    answers = [d.call.response_text for d in below if d.call.response_text]
+    reply = c.reply_text
+    answers = [d.reply_text for d in below if d.reply_text]
     if reply and answers:
         words = set(tokens(reply))
         if not words:
             return False
         known = {w for text in answers for w in tokens(text)}
-        return len(words - known) / len(words) < RELAY_NOVELTY
-    printed = c.call.response_fingerprint
-    prints = [d.call.response_fingerprint for d in below if d.call.response_fingerprint]
+        return len(words - known) / len(words) < RELAY_NOVELTY and not _handed_own_work(c, below)
+    printed = c.reply_print
+    prints = [d.reply_print for d in below if d.reply_print]
     if printed and prints:
         added = novelty(printed, prints)
         if added is not None and added.sample >= MIN_SAMPLE:
-            return added.value < RELAY_NOVELTY
+            return added.value < RELAY_NOVELTY and not _handed_own_work(c, below)
     incoming = c.call.digest or (c.server.attribute_str(semconv.A2A_MESSAGE_DIGEST) if c.server is not None else None)
     return len(below) == 1 and incoming is not None and below[0].call.digest == incoming
 
 
+def _handed_own_work(c: TeamCall, below: Sequence[TeamCall]) -> bool:
+    """The agent put work of its own into what it passed on, and its callee's answer carries it.
+
+    An answer that repeats the callee's words is a relay's, unless those words are the agent's
+    own: a member that does its part and hands it on (a handoff) is answered with its own work
+    built on, or copied back, downstream. What the agent added to the request it forwarded
+    (beyond what it was asked) must show up, at least :data:`DEPENDENCY_CONTAINMENT` of it, in
+    the callee's answer.
+    """
+    for d in below:
+        judged = carried(d.call.request_text, d.call.request_fingerprint, into_text=d.reply_text,
+                         into_print=d.reply_print, asked_text=c.call.request_text,
+                         asked_print=c.call.request_fingerprint, threshold=DEPENDENCY_CONTAINMENT)  # fmt: skip
+        if judged.value:
+            return True
+    return False
+
+
 @functools.lru_cache(maxsize=8192)
-def _trigrams(text: str) -> frozenset[tuple[str, ...]]:
+def trigrams(text: str) -> frozenset[tuple[str, ...]]:
     """The word trigrams of ``text`` (its words themselves when it has fewer than three); cached per text."""
     words = tokens(text)
     if len(words) < 3:
         return frozenset({tuple(words)} if words else set())
     return frozenset(tuple(words[i : i + 3]) for i in range(len(words) - 2))
+
+
+def is_cut(text: str) -> bool:
+    """The captured text was cut short (by the instrumentation's limit, or the evaluators' own).
+
+    What a cut text lacks proves nothing: the rest was not recorded.
+    """
+    return CUT_MARK in text or len(text) >= MESSAGE_TEXT_LIMIT
 
 
 class Judged:
@@ -301,10 +362,15 @@ def carried(text: str | None, reply_print: tuple[int, ...] | None, *, into_text:
     Counted on captured text when both texts are there, else estimated on fingerprints; unknown otherwise.
     """
     if text is not None and into_text is not None:
-        added = _trigrams(text) - _trigrams(asked_text or "")
+        added = trigrams(text) - trigrams(asked_text or "")
         if not added:
             return Judged(False, 1.0)  # the reply brought nothing new that could be carried on
-        return Judged(len(added & _trigrams(into_text)) / len(added) >= threshold, 1.0)
+        if len(added & trigrams(into_text)) / len(added) >= threshold:
+            return Judged(True, 1.0)
+        if not is_cut(into_text):
+            return Judged(False, 1.0)
+        # the later message was cut short: what it carried may lie past the cut (a conversation
+        # handed on grows at its end); its fingerprint, of the whole text, decides
     if reply_print is not None and into_print is not None:
         estimate = containment(reply_print, into_print, minus=asked_print or ())
         if estimate is not None and estimate.sample >= MIN_SAMPLE:
@@ -319,8 +385,8 @@ def depends_on(later: TeamCall, earlier: TeamCall) -> Judged:
     """
     e, lt = earlier.call, later.call
     return carried(
-        e.response_text,
-        e.response_fingerprint,
+        earlier.reply_text,
+        earlier.reply_print,
         into_text=lt.request_text,
         into_print=lt.request_fingerprint,
         asked_text=e.request_text,
@@ -335,12 +401,16 @@ def interval(c: TeamCall, *, server_side: bool) -> tuple[int, int]:
     return span.start_time_unix_nano, span.end_time_unix_nano
 
 
-def serialisation(a: TeamCall, b: TeamCall) -> tuple[float | None, float]:
+def serialisation(
+    a: TeamCall, b: TeamCall, dependence: Callable[[TeamCall, TeamCall], Judged] | None = None
+) -> tuple[float | None, float]:
     """How far two calls of one request that could have run side by side were run one after another.
 
     Returns ``(value, confidence)``. ``value`` is ``None`` when they could not have run side by
     side (``b`` started after ``a`` ended and depends on it, or the other way round), or when
-    that cannot be told (the benefit of the doubt; ``confidence`` 0). Otherwise :func:`apart`
+    that cannot be told (the benefit of the doubt; ``confidence`` 0). ``dependence(later, earlier)``
+    judges the dependency (:meth:`coordbench.evals.dependency.Dependencies.of`: through the
+    caller's steps and intermediate calls too); :func:`depends_on` by default. Otherwise :func:`apart`
     of their intervals, on the callees' SERVER spans when both arrived (so a callee that queued
     concurrent requests shows as serial), else on the CLIENT spans: 0 for calls that (nearly)
     fully overlap, 1 for calls one after another.
@@ -352,7 +422,7 @@ def serialisation(a: TeamCall, b: TeamCall) -> tuple[float | None, float]:
         a, b = b, a
     confidence = 1.0
     if b.span.start_time_unix_nano >= a.span.end_time_unix_nano:
-        judged = depends_on(b, a)
+        judged = (dependence or depends_on)(b, a)
         if judged.value is None or judged.value:
             return None, judged.confidence
         confidence = judged.confidence

@@ -27,7 +27,7 @@ import functools
 import inspect
 import json
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, ParamSpec, TypeVar, cast
 
@@ -38,7 +38,9 @@ from opentelemetry.trace import Link, Span, SpanKind
 from coordbench import semconv
 from coordbench.instrument._errors import record_error
 from coordbench.instrument._extensions import record_step
-from coordbench.instrument._state import current_server_call, get_tracer
+from coordbench.instrument._payload import recorded_messages
+from coordbench.instrument._state import STATE, current_server_call, get_tracer
+from coordbench.sketch import fingerprint
 from coordbench.steps import CallType
 
 __all__ = ["StepHandle", "StepSpan", "host_step", "llm_step", "tool_step"]
@@ -70,6 +72,35 @@ class StepHandle:
     def set_attribute(self, key: str, value: Any) -> None:
         """Set one span attribute."""
         self.span.set_attribute(key, value)
+
+    def record_messages(self, input: str | Sequence[str] | None = None, output: str | None = None) -> None:
+        """Record what the step read and what it produced, as the instrumentation records messages.
+
+        With content capture on (``A2AInstrumentor(capture_content=True)``), the text goes in
+        ``gen_ai.input.messages`` / ``gen_ai.output.messages`` (at most 4 KiB each, URLs
+        redacted); with fingerprints on (the default), each text's fingerprint goes in
+        ``a2a.step.input.fingerprint`` / ``a2a.step.output.fingerprint`` (no word of it). The
+        coordination score reads them to tell whether a model step between two calls took up
+        the first call's answer (``docs/scoring.md``). Nothing is recorded while the
+        instrumentation is off.
+
+        Args:
+            input: The prompt or messages the step was given (several texts: one message each).
+            output: What it answered.
+        """
+        if STATE.tracer is None or not self.span.is_recording():
+            return
+        texts = [input] if isinstance(input, str) else list(input or [])
+        if texts:
+            if STATE.capture_content:
+                self.span.set_attribute(semconv.GEN_AI_INPUT_MESSAGES, recorded_messages("user", texts))
+            if STATE.fingerprints:
+                self.span.set_attribute(semconv.A2A_STEP_INPUT_FINGERPRINT, list(fingerprint("\n".join(texts))))
+        if output is not None:
+            if STATE.capture_content:
+                self.span.set_attribute(semconv.GEN_AI_OUTPUT_MESSAGES, recorded_messages("assistant", [output]))
+            if STATE.fingerprints:
+                self.span.set_attribute(semconv.A2A_STEP_OUTPUT_FINGERPRINT, list(fingerprint(output)))
 
 
 class StepSpan:

@@ -16,7 +16,16 @@ if TYPE_CHECKING:
     from coordbench.purple.memory import ContextMemory, Remembered
     from coordbench.purple.roles import ROLES, Work
     from coordbench.purple.server import PurpleSettings, create_purple_app
-    from coordbench.purple.team import SHAPES, Member, Team, TeamFileError, load_team, team_for_shape
+    from coordbench.purple.team import (
+        ALL_SHAPES,
+        FRAMEWORK_SHAPES,
+        SHAPES,
+        Member,
+        Team,
+        TeamFileError,
+        load_team,
+        team_for_shape,
+    )
 
 _WHERE = {
     "PurpleAgent": "agent",
@@ -30,6 +39,8 @@ _WHERE = {
     "PurpleSettings": "server",
     "create_purple_app": "server",
     "SHAPES": "team",
+    "ALL_SHAPES": "team",
+    "FRAMEWORK_SHAPES": "team",
     "Member": "team",
     "Team": "team",
     "TeamFileError": "team",
@@ -38,6 +49,8 @@ _WHERE = {
 }
 
 __all__ = [
+    "ALL_SHAPES",
+    "FRAMEWORK_SHAPES",
     "ROLES",
     "SHAPES",
     "ContextMemory",

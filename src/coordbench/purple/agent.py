@@ -153,6 +153,16 @@ class PurpleAgent(AgentExecutor):
                 answer = await self._ask(context_id, name, subtask(self._role(name), task, carry=carry), task)
                 work.inputs[name] = answer
                 carry = answer
+        elif me.mode == "handoff":
+            own = await self._own(work)
+            name = await self._decide(task, [own], me.delegates)
+            work.inputs[name] = await self._ask(context_id, name, subtask(self._role(name), task, carry=own), task)
+        elif me.mode == "react":
+            own = ""
+            await self._react(context_id, task, work)
+        elif me.mode == "groupchat":
+            own = ""
+            await self._group_chat(context_id, task, work)
         else:
             own = await self._own(work) if me.role not in ("coordinator", "lead", "relay") else ""
             asks = [(name, subtask(self._role(name), task)) for name in me.delegates]
@@ -168,6 +178,47 @@ class PurpleAgent(AgentExecutor):
         async with tool_step("merge", parameters={"inputs": sorted(work.inputs)}):
             await self._pause(0.5)
             return merge(me.name, work, own)
+
+    async def _react(self, context_id: str, task: str, work: Work) -> None:
+        """One delegate at a time: decide on what the last answer said, ask, read the answer, decide again."""
+        remaining = list(self.member.delegates)
+        transcript = [f"Task: {task}"]
+        last = ""
+        while remaining:
+            name = await self._decide(task, transcript, remaining)
+            remaining.remove(name)
+            answer = await self._ask(context_id, name, subtask(self._role(name), task, carry=last), task)
+            work.inputs[name] = answer
+            transcript.append(f"{name}: {answer}")
+            last = answer
+
+    async def _group_chat(self, context_id: str, task: str, work: Work) -> None:
+        """Each speaker in turn (or as the model picks) gets the conversation so far and adds to it."""
+        me = self.member
+        conversation = [f"Task: {task}"]
+        for _ in range(me.rounds):
+            waiting = list(me.delegates)
+            while waiting:
+                name = await self._decide(task, conversation, waiting) if me.select == "model" else waiting[0]
+                waiting.remove(name)
+                turn = "\n\n".join(conversation) + f"\n\n{name}, your turn: {subtask(self._role(name), task)}"
+                answer = await self._ask(context_id, name, turn, task)
+                conversation.append(f"{name}: {answer}")
+                work.inputs[name] = answer
+
+    async def _decide(self, task: str, seen: list[str], candidates: list[str]) -> str:
+        """Whom to ask next, decided on what the conversation holds: the model's pick, else the next in order.
+
+        The decision is a step of its own in the trace (an LLM step, or the rules' TOOL step)
+        that records what it read, so the score can tell it was made on the last answer.
+        """
+        if self.llm is not None and self.member.select == "model":
+            picked = await self.llm.choose(self.member.name, task, seen, candidates)
+            if picked is not None:
+                return picked
+        async with tool_step("decide", parameters={"candidates": candidates}) as step:
+            step.record_messages(seen[-1:], f"next: {candidates[0]}")
+            return candidates[0]
 
     async def _own(self, work: Work) -> str:
         me = self.member

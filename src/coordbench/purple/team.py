@@ -10,7 +10,8 @@ A team comes from a TOML file (``data/teams/*.toml``) or is built from a shape n
     name = "coordinator"
     role = "coordinator"
     delegates = ["researcher", "analyst", "writer"]
-    mode = "parallel"                # parallel | serial | chain (each hands its work to the next)
+    mode = "parallel"                # parallel | serial | chain | react | groupchat | handoff
+    select = "order"                 # order | model: who speaks next (react, groupchat, handoff)
 
     [[members]]
     name = "researcher"
@@ -23,7 +24,12 @@ Shapes (:data:`SHAPES`): ``star`` (the hub delegates to all), ``chain`` (a pipel
 worker is the entry), ``tree``
 (coordinator, leads, workers), ``mesh`` (specialists consult each other), ``bottleneck``
 (everything funnels through one relay, which works one request at a time), ``isolated`` (a
-registered member nobody calls), each with ``size`` workers.
+registered member nobody calls), each with ``size`` workers. The shapes agent frameworks produce
+(:data:`FRAMEWORK_SHAPES`), each call decided on the last answer by a step of the caller's own (a
+model's choice with ``select = "model"`` and a model configured, else the rules): ``react`` (an
+orchestrator calls one member, reads the answer, decides, and calls the next, handing on what it
+learned), ``groupchat`` (a manager hands each speaker the conversation so far), ``handoff`` (each
+member does its part and hands the work on to the next).
 """
 
 from __future__ import annotations
@@ -36,9 +42,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from coordbench.errors import CoordbenchError, describe_validation_error
 from coordbench.purple.roles import ROLES
-from coordbench.purple.shapes import SHAPES
+from coordbench.purple.shapes import ALL_SHAPES, FRAMEWORK_SHAPES, SHAPES
 
-__all__ = ["SHAPES", "Member", "Team", "TeamFileError", "load_team", "team_for_shape"]
+__all__ = ["ALL_SHAPES", "FRAMEWORK_SHAPES", "SHAPES", "Member", "Team", "TeamFileError", "load_team", "team_for_shape"]
 
 WORKER_ROLES = ("researcher", "analyst", "writer", "reviewer")
 _NAME = r"^[a-z][a-z0-9-]{0,62}$"
@@ -58,8 +64,15 @@ class Member(BaseModel):
         role: What it does (:data:`~coordbench.purple.roles.ROLES`).
         delegates: Members it hands work to, in order.
         consults: Members it asks for a second opinion on its own work (one hop, no further).
-        mode: How it delegates: side by side, one after another, or as a chain (each
-            delegate gets the previous one's work).
+        mode: How it delegates: side by side, one after another, as a chain (each
+            delegate gets the previous one's work), as a ReAct orchestrator (one delegate at a
+            time, the next decided on the last answer, which it hands on), as a group chat's
+            manager (each delegate in turn gets the conversation so far), or as a handoff
+            (its own part done, it decides whom to hand the work on to).
+        select: How the next delegate is chosen in ``react``, ``groupchat`` and ``handoff``:
+            ``order`` (the rules: the next in the list) or ``model`` (the configured model picks,
+            the rules when it cannot).
+        rounds: Turns each speaker gets in a group chat.
         delay: Seconds it waits before working (a slow member).
         fail: ``raise`` (its executor raises), ``failed`` (it answers a failed task), or ``none``.
         export: Whether it exports its spans (``false``: a member that exports nothing).
@@ -71,7 +84,9 @@ class Member(BaseModel):
     role: str
     delegates: list[str] = Field(default_factory=list[str], max_length=32)
     consults: list[str] = Field(default_factory=list[str], max_length=32)
-    mode: Literal["parallel", "serial", "chain"] = "parallel"
+    mode: Literal["parallel", "serial", "chain", "react", "groupchat", "handoff"] = "parallel"
+    select: Literal["order", "model"] = "order"
+    rounds: int = Field(default=1, ge=1, le=8)
     delay: float = Field(default=0.0, ge=0, le=600)
     fail: Literal["none", "raise", "failed"] = "none"
     export: bool = True
@@ -154,14 +169,20 @@ def _workers(size: int) -> list[Member]:
     return out
 
 
-def team_for_shape(shape: str, size: int = 3) -> Team:
+def team_for_shape(shape: str, size: int = 3, *, select: Literal["order", "model"] = "order") -> Team:
     """The team of a named shape with ``size`` workers (2 to 16).
+
+    Args:
+        shape: One of :data:`ALL_SHAPES`.
+        size: Workers in the team.
+        select: How the framework shapes' deciding members choose the next delegate
+            (``model``: with the model ``PURPLE_LLM_*`` configure).
 
     Raises:
         ValueError: For an unknown shape or a size out of range.
     """
-    if shape not in SHAPES:
-        raise ValueError(f"unknown shape {shape!r}; known: {', '.join(SHAPES)}")
+    if shape not in ALL_SHAPES:
+        raise ValueError(f"unknown shape {shape!r}; known: {', '.join(ALL_SHAPES)}")
     if not 2 <= size <= 16:
         raise ValueError(f"size must be 2 to 16 workers, got {size}")
     workers = _workers(size)
@@ -173,12 +194,25 @@ def team_for_shape(shape: str, size: int = 3) -> Team:
         "mesh": "specialists who also consult each other on their work",
         "bottleneck": "everything funnels through one relay, which serves one worker after another",
         "isolated": "a star with a registered member that nobody calls",
+        "react": "an orchestrator calls one worker at a time, reads the answer, decides, and calls the next",
+        "groupchat": "a manager hands each speaker in turn the conversation so far",
+        "handoff": "each worker does its part, then decides whom to hand the work on to",
     }[shape]
     members: list[Member]
     if shape in ("star", "isolated"):
         members = [Member(name="coordinator", role="coordinator", delegates=names), *workers]
         if shape == "isolated":
             members.append(Member(name="observer", role="observer"))
+    elif shape in ("react", "groupchat"):
+        lead = "coordinator" if shape == "react" else "manager"
+        members = [Member(name=lead, role="coordinator", delegates=names, mode=shape, select=select), *workers]
+        return Team(name=shape, description=description, entry=lead, members=members)
+    elif shape == "handoff":
+        handing = [
+            w.model_copy(update={"delegates": names[i + 1 :], "mode": "handoff", "select": select})
+            for i, w in enumerate(workers)
+        ]
+        return Team(name=shape, description=description, entry=names[0], members=handing)
     elif shape == "chain":  # the first worker is the entry: a pipeline has no one passing the task along
         chained = [
             w.model_copy(update={"delegates": names[i + 1 : i + 2], "mode": "chain"}) for i, w in enumerate(workers)

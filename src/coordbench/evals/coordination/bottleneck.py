@@ -13,13 +13,8 @@ from coordbench.evals.coordination.model import (
     floored,
     names,
 )
-from coordbench.evals.evidence import (
-    COMPARED,
-    OVERLAP_SLACK,
-    TeamCall,
-    TeamTrace,
-    depends_on,
-)
+from coordbench.evals.dependency import Dependencies, dependencies_of
+from coordbench.evals.evidence import COMPARED, OVERLAP_SLACK, TeamCall, TeamTrace
 from coordbench.spans import SpanData
 
 
@@ -49,7 +44,7 @@ def _union(intervals: list[tuple[int, int]]) -> int:
     return covered
 
 
-def _makespan(work: list[TeamCall]) -> int:
+def _makespan(work: list[TeamCall], dependencies: Dependencies) -> int:
     """The shortest time the work calls could take: the longest chain of calls that (may) depend on each other."""
     chains: list[int] = []
     for i, b in enumerate(work):
@@ -57,7 +52,7 @@ def _makespan(work: list[TeamCall]) -> int:
         before = [
             chains[first + j]
             for j, a in enumerate(work[first:i])
-            if b.span.start_time_unix_nano >= a.span.end_time_unix_nano and depends_on(b, a).value is not False
+            if b.span.start_time_unix_nano >= a.span.end_time_unix_nano and dependencies.of(b, a).value is not False
         ]
         chains.append(b.span.end_time_unix_nano - b.span.start_time_unix_nano + max(before, default=0))
     return max(chains, default=0)
@@ -70,7 +65,7 @@ def _dominance(trace: TeamTrace, requests: list[SpanData]) -> tuple[float, int]:
         work = sorted((c for c in trace.by_request.get(request.span_id, []) if c.work), key=call_order)
         busy = _union([(c.span.start_time_unix_nano, c.span.end_time_unix_nano) for c in work])
         own += max(0, request.end_time_unix_nano - request.start_time_unix_nano - busy)
-        needed += _makespan(work)
+        needed += _makespan(work, dependencies_of(trace, request.span_id))
     return (own / (own + needed) if own + needed > 0 else 0.0), own
 
 

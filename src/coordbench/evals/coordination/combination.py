@@ -83,6 +83,8 @@ def _strengths(parts: dict[str, Part], trace: TeamTrace, hubs: list[str]) -> lis
             continue
         if name == "efficiency" and relays_anywhere:
             continue  # a relay on the host's own call is no waste between agents, but the claim would read as denial
+        if name == "participation" and part.figures.get("not_picked"):
+            text = "every member the team picked contributed"
         strengths.append(text)
     if hubs and not parts["bottleneck"].fired and not parts["outcome"].fired:
         strengths.append(f"hub {names(hubs)} coordinated without holding the team up")

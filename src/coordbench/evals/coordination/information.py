@@ -36,18 +36,35 @@ class _Content:
         self.repeats: list[TeamCall] = []
         self.answers = 0
         self.trust: list[float] = []
+        self.senders: dict[str, str] = {}  # call id -> the agent that said it, for one-way messages (the caller)
+
+
+class _Said:
+    """One message an agent sent: an answer (the callee's), or a one-way message (the caller's)."""
+
+    __slots__ = ("call", "grams", "print", "sender", "time")
+
+    def __init__(self, call: TeamCall, sender: str, text: str | None, printed: tuple[int, ...] | None,
+                 time: int) -> None:  # fmt: skip
+        self.call, self.sender, self.time = call, sender, time
+        words = tokens(text) if text is not None else None
+        self.grams = None if words is None else frozenset(tuple(words[i : i + 3]) for i in range(len(words) - 2))
+        self.print = printed
+
+
+def _grams(text: str) -> frozenset[tuple[str, ...]]:
+    """Word trigrams (the words themselves when fewer than three), as the echo and repetition measures count them."""
+    words = tokens(text)
+    return frozenset({tuple(words[i : i + 3]) for i in range(len(words) - 2)} or ({tuple(words)} if words else set()))
 
 
 def _added(c: TeamCall) -> tuple[float, float] | None:
     """The share of an answer's word trigrams not in its request, and the confidence of that figure."""
-    reply, request = c.call.response_text, c.call.request_text
+    reply, request = c.reply_text, c.call.request_text
     if reply is not None and request is not None:
-        words = tokens(reply)
-        grams = {tuple(words[i : i + 3]) for i in range(len(words) - 2)} or {tuple(words)}
-        asked_words = tokens(request)
-        asked = {tuple(asked_words[i : i + 3]) for i in range(len(asked_words) - 2)} or {tuple(asked_words)}
-        return (len(grams - asked) / len(grams), 1.0) if words else None
-    printed, asked_print = c.call.response_fingerprint, c.call.request_fingerprint
+        grams = _grams(reply)
+        return (len(grams - _grams(request)) / len(grams), 1.0) if grams else None
+    printed, asked_print = c.reply_print, c.call.request_fingerprint
     if printed and asked_print is not None:
         inside = containment(printed, asked_print)
         if inside is not None and inside.sample >= MIN_SAMPLE:
@@ -55,18 +72,34 @@ def _added(c: TeamCall) -> tuple[float, float] | None:
     return None
 
 
+def _messages(trace: TeamTrace) -> list[_Said]:
+    """Every message an agent sent with content, by time: answers, and one-way messages (a reply with no text).
+
+    An answer is said by the callee when it ends; a one-way message by the caller when it starts.
+    """
+    said: list[_Said] = []
+    for c in trace.team_calls:
+        if not c.ok:
+            continue
+        if c.one_way and (c.call.request_text is not None or c.call.request_fingerprint):
+            said.append(_Said(c, c.call.caller, c.call.request_text, c.call.request_fingerprint,
+                              c.span.start_time_unix_nano))  # fmt: skip
+        elif c.work and c.server is not None and not c.relay and not c.one_way:
+            said.append(_Said(c, c.call.callee, c.reply_text, c.reply_print, c.span.end_time_unix_nano))
+    said.sort(key=lambda s: (s.time, s.call.id))
+    return said
+
+
 def _content(trace: TeamTrace) -> _Content:
     found = _Content()
-    answered = [c for c in trace.team_calls if c.work and c.server is not None and not c.relay]
-    by_agent: dict[str, list[TeamCall]] = defaultdict(list)
+    answered = [c for c in trace.team_calls if c.work and c.server is not None and not c.relay and not c.one_way]
     for c in sorted(answered, key=call_order):
         assert c.server is not None  # noqa: S101 - filtered above
         below = [d for d in trace.by_request.get(c.server.span_id, []) if d.work]
         if below:  # delegating work: does its answer carry what its callees told it?
             judged = [
-                carried(d.call.response_text, d.call.response_fingerprint, into_text=c.call.response_text,
-                        into_print=c.call.response_fingerprint, asked_text=d.call.request_text,
-                        asked_print=d.call.request_fingerprint, threshold=UPTAKE)
+                carried(d.reply_text, d.reply_print, into_text=c.reply_text, into_print=c.reply_print,
+                        asked_text=d.call.request_text, asked_print=d.call.request_fingerprint, threshold=UPTAKE)
                 for d in below
             ]  # fmt: skip
             known = [j for j in judged if j.value is not None]
@@ -82,34 +115,70 @@ def _content(trace: TeamTrace) -> _Content:
                 found.trust.append(added[1])
                 if added[0] < ECHO_NOVELTY:
                     found.echoes.append(c)
-        earlier = by_agent[c.call.callee]
-        repeated = _repeats(c, earlier)
+    _one_way_echoes(trace, found)
+    by_agent: dict[str, list[_Said]] = defaultdict(list)
+    for message in _messages(trace):
+        said = by_agent[message.sender]
+        # a message to one agent repeats what was said to that agent (the same words to others is a broadcast)
+        earlier = [e for e in said if _audience(e) == message.call.call.callee] if message.call.one_way else said
+        repeated = _repeats(message, earlier)
         if repeated is not None:
             found.answers += 1
             found.trust.append(repeated[1])
             if repeated[0]:
-                found.repeats.append(c)
-        earlier.append(c)
+                found.repeats.append(message.call)
+                found.senders[message.call.id] = message.sender
+        said.append(message)
     return found
 
 
-def _repeats(c: TeamCall, earlier: list[TeamCall]) -> tuple[bool, float] | None:
-    """Whether an answer is mostly the agent's own earlier answer to another request (and the confidence)."""
+def _audience(message: _Said) -> str:
+    """Who a message was said to: the callee of a one-way message, the caller of an answer."""
+    return message.call.call.callee if message.call.one_way else message.call.call.caller
+
+
+def _one_way_echoes(trace: TeamTrace, found: _Content) -> None:
+    """One-way messages that add under :data:`ECHO_NOVELTY` new trigrams to what their sender had been told.
+
+    An agent is told a message when it is sent to it, and an answer when it arrives.
+    """
+    heard: dict[str, set[tuple[str, ...]]] = defaultdict(set)
+    events: list[tuple[int, int, str, TeamCall]] = []  # (time, 0 answer heard / 1 message sent, id, call)
+    for c in trace.team_calls:
+        if not c.ok:
+            continue
+        if c.call.request_text is not None:
+            events.append((c.span.start_time_unix_nano, 1, c.id, c))
+        if c.reply_text is not None and not c.one_way:
+            events.append((c.span.end_time_unix_nano, 0, c.id, c))
+    events.sort(key=lambda e: e[:3])
+    for _, sent, _, c in events:
+        if not sent:
+            heard[c.call.caller] |= _grams(c.reply_text or "")
+            continue
+        grams = _grams(c.call.request_text or "")
+        if c.one_way and grams and heard[c.call.caller]:
+            found.leaves += 1
+            found.trust.append(1.0)
+            if len(grams - heard[c.call.caller]) / len(grams) < ECHO_NOVELTY:
+                found.echoes.append(c)
+                found.senders[c.id] = c.call.caller
+        heard[c.call.callee] |= grams
+
+
+def _repeats(message: _Said, earlier: list[_Said]) -> tuple[bool, float] | None:
+    """Whether a message is mostly the agent's own earlier messages (and the confidence)."""
     if not earlier:
         return None
-    reply = c.call.response_text
-    if reply is not None and all(e.call.response_text is not None for e in earlier):
-        words = tokens(reply)
-        grams = {tuple(words[i : i + 3]) for i in range(len(words) - 2)}
-        if not grams:
+    if message.grams is not None and all(e.grams is not None for e in earlier):
+        if not message.grams:
             return None
         before: set[tuple[str, ...]] = set()
         for e in earlier:
-            w = tokens(e.call.response_text or "")
-            before |= {tuple(w[i : i + 3]) for i in range(len(w) - 2)}
-        return len(grams & before) / len(grams) >= REPEAT, 1.0
-    printed = c.call.response_fingerprint
-    prints = [e.call.response_fingerprint for e in earlier if e.call.response_fingerprint]
+            before |= e.grams or set()
+        return len(message.grams & before) / len(message.grams) >= REPEAT, 1.0
+    printed = message.print
+    prints = [e.print for e in earlier if e.print]
     if printed and prints:
         best = max((containment(printed, p) for p in prints), key=lambda e: -1 if e is None else e.value, default=None)
         if best is not None and best.sample >= MIN_SAMPLE:
@@ -136,8 +205,9 @@ def information_part(trace: TeamTrace) -> Part:
         """Evidence ``name`` behind ``calls``: ``said``, then the callees named."""
         if calls:
             fired.append(name)
-            evidence.append(f"{said}: {names(c.call.callee for c in calls)}")
-            agents.update(c.call.callee for c in calls)
+            who = [content.senders.get(c.id, c.call.callee) for c in calls]
+            evidence.append(f"{said}: {names(who)}")
+            agents.update(who)
             behind.extend(calls)
 
     if hops or unshown:
@@ -147,13 +217,17 @@ def information_part(trace: TeamTrace) -> Part:
               "work handed to agents whose spans never arrived, so what they added cannot be shown")  # fmt: skip
     if content.leaves:
         measures["added"] = 1.0 - len(content.echoes) / content.leaves
-        found("echoes", content.echoes, f"answers that only echoed what they were asked (under {ECHO_NOVELTY:.0%} new)")
+        found(
+            "echoes",
+            content.echoes,
+            f"messages that only echoed what they were asked or told (under {ECHO_NOVELTY:.0%} new)",
+        )
     if content.delegating:
         measures["uptake"] = 1.0 - len(content.ignored) / content.delegating
         found("ignores_inputs", content.ignored, "answers that carried none of what the agents' callees told them")
     if content.answers:
         measures["repetition"] = 1.0 - len(content.repeats) / content.answers
-        found("repeats_itself", content.repeats, "answers that repeated the agent's own earlier answers")
+        found("repeats_itself", content.repeats, "messages that repeated the agent's own earlier messages")
     if not measures:
         return Part(value=1.0, weight=weight, confidence=0.5 if not hops else 1.0,
                     formula="1: no agent passed work on, and no message content or fingerprint to read")  # fmt: skip

@@ -6,12 +6,8 @@ from collections import Counter
 from collections.abc import Iterable
 
 from coordbench.evals.coordination.model import NOISE_FLOOR, PROCESS_WEIGHTS, Part, call_ids, call_order, floored
-from coordbench.evals.evidence import (
-    COMPARED,
-    TeamCall,
-    TeamTrace,
-    serialisation,
-)
+from coordbench.evals.dependency import dependencies_of
+from coordbench.evals.evidence import COMPARED, TeamCall, TeamTrace, serialisation
 
 
 def _serialised(trace: TeamTrace, requests: Iterable[str]) -> tuple[int, float, list[TeamCall], float]:
@@ -21,7 +17,9 @@ def _serialised(trace: TeamTrace, requests: Iterable[str]) -> tuple[int, float, 
 
     A call's serialisation is the largest :func:`~coordbench.evals.evidence.serialisation`
     with any call of the same request that started before it and that it does not depend
-    on (0 for the first call). A relay's own requests are left out: the call into the relay
+    on, directly, through its caller's own steps or through other calls
+    (:class:`~coordbench.evals.dependency.Dependencies`; 0 for the first call). A relay's
+    own requests are left out: the call into the relay
     stands for the work it passed on.
     """
     count, serial = 0, 0.0
@@ -32,11 +30,12 @@ def _serialised(trace: TeamTrace, requests: Iterable[str]) -> tuple[int, float, 
         if request in relayed:
             continue
         work = sorted((c for c in trace.by_request.get(request, []) if c.work), key=call_order)
+        dependencies = dependencies_of(trace, request)
         for i, b in enumerate(work):
             count += 1
             worst = 0.0
             for a in reversed(work[max(0, i - COMPARED) : i]):  # the latest first: one after another shows at once
-                value, confidence = serialisation(a, b)
+                value, confidence = serialisation(a, b, dependencies.of)
                 trust += confidence
                 judged += 1
                 if value is not None and value > worst:

@@ -7,9 +7,8 @@ from collections.abc import Iterable
 
 from coordbench.evals.base import EvalContext
 from coordbench.evals.coordination.model import PROCESS_WEIGHTS, UNNEEDED_IDLE, Part, names
-from coordbench.evals.evidence import (
-    TeamTrace,
-)
+from coordbench.evals.dependency import steps_of
+from coordbench.evals.evidence import TeamTrace
 from coordbench.graph.agentgraph import HOST
 
 
@@ -65,8 +64,26 @@ def _names_it(text: str, name: str) -> bool:
     return False
 
 
+def routers_of(trace: TeamTrace) -> list[str]:
+    """Agents that chose whom to call with a model: a model step of theirs ran before a call they made for a request.
+
+    Such an agent picks from a roster (an LLM orchestrator, a group chat's manager selecting the
+    next speaker): members it did not pick, and that nothing in the trace asked for, were not
+    needed for this task.
+    """
+    routers: set[str] = set()
+    for calls in trace.by_request.values():
+        request, agent = calls[0].request, calls[0].call.caller
+        if request is None or agent in routers or agent in trace.hosts:
+            continue
+        last = max(c.span.start_time_unix_nano for c in calls)
+        if any(s.model and s.span.start_time_unix_nano < last for s in steps_of(trace.tree, request)):
+            routers.add(agent)
+    return sorted(routers)
+
+
 def participation_part(trace: TeamTrace, members: list[str], needs: dict[str, str]) -> Part:
-    """``1 - (needed idle + 0.5 * other idle) / members``."""
+    """``1 - (needed idle + 0.5 * other idle) / members``; a member a model-routed team never picked costs nothing."""
     weight = PROCESS_WEIGHTS["participation"]
     if not members:
         return Part(value=1.0, weight=weight, formula="1: no members declared or seen")
@@ -75,7 +92,9 @@ def participation_part(trace: TeamTrace, members: list[str], needs: dict[str, st
     contributed |= {c.call.caller for c in trace.team_calls if c.useful and c.call.caller not in called}
     idle = [m for m in members if m not in contributed]
     needed = [m for m in idle if m in needs]
-    spare = [m for m in idle if m not in needs]
+    routers = routers_of(trace)
+    unpicked = [m for m in idle if m not in needs] if routers else []
+    spare = [m for m in idle if m not in needs and m not in unpicked]
     lost = len(needed) + UNNEEDED_IDLE * len(spare)
     value = 1.0 - lost / len(members)
     evidence: list[str] = []
@@ -88,6 +107,11 @@ def participation_part(trace: TeamTrace, members: list[str], needs: dict[str, st
     if spare:
         fired.append("unused_members")
         evidence.append(f"not used, and nothing in the trace asked for them (half a member each): {names(spare)}")
+    if unpicked:
+        evidence.append(
+            f"not picked, and nothing in the trace asked for them: {names(unpicked)} (chosen against by a model: "
+            f"{names(routers)} picked whom to call; a roster to pick from, not a fault)"
+        )
     formula = (
         f"1 - ({len(needed)} needed idle + {UNNEEDED_IDLE} * {len(spare)} other idle) / {len(members)} members"
         f" = {value:.3f}"
@@ -101,10 +125,11 @@ def participation_part(trace: TeamTrace, members: list[str], needs: dict[str, st
             "contributing": len(members) - len(idle),
             "needed_idle": len(needed),
             "other_idle": len(spare),
+            "not_picked": len(unpicked),
         },
         fired=fired,
         evidence=evidence,
-        agents=sorted(idle),
+        agents=sorted(needed + spare),
     )
 
 

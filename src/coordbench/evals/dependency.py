@@ -1,0 +1,258 @@
+"""Which calls of a request were decided on what earlier ones returned: order that is not waste.
+
+Real teams are mostly sequential: an LLM orchestrator calls one agent, reads the answer, thinks,
+and calls the next; a group chat hands each speaker the conversation so far. A call ``b`` made
+after a call ``a`` of the same request had finished **depends** on ``a`` when the trace shows
+``b`` was decided on what ``a`` returned:
+
+- **directly**: ``b``'s request carries what ``a``'s answer added
+  (:func:`~coordbench.evals.evidence.depends_on`: captured text, else fingerprints);
+- **through the caller's own work**: a *step* of the caller (a model call, its own reasoning,
+  a tool call: a span of its process below the request, not an A2A call) ran after ``a``
+  ended and before ``b`` started and took up ``a``'s answer: its captured input holds it, or
+  its output draws on it (:func:`reads`). A step whose content shows no uptake decides
+  nothing: a cosmetic span between two independent calls does not make them dependent. A
+  model step that recorded no content at all (no text, no fingerprint) is read from timing
+  alone, at :data:`TIMING_CONFIDENCE`;
+- **through intermediate calls**: ``b`` depends on a call ``m`` that depends on ``a``
+  (each answer carried into the next request of a chain, say): order through an
+  intermediate is dependency.
+
+Each judgement carries its confidence: 1 from captured text, 0.85 from fingerprints,
+:data:`TIMING_CONFIDENCE` from timing alone; through an intermediate, the weakest link's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from coordbench import semconv
+from coordbench.evals.calls import message_text
+from coordbench.evals.evidence import (
+    COMPARED,
+    DEPENDENCY_CONTAINMENT,
+    FINGERPRINT_CONFIDENCE,
+    MIN_SAMPLE,
+    UNKNOWN,
+    Judged,
+    TeamCall,
+    TeamTrace,
+    depends_on,
+    is_cut,
+    trigrams,
+)
+from coordbench.sketch import containment
+from coordbench.spans import SpanData
+from coordbench.spantree import SpanTree, is_agent_call, is_agent_server_span
+
+__all__ = ["MODEL_OPERATIONS", "TIMING_CONFIDENCE", "Dependencies", "Step", "dependencies_of", "reads", "steps_of"]
+
+TIMING_CONFIDENCE = 0.5
+"""How far a dependency read from timing alone (a model step with no content between two calls) is trusted."""
+MODEL_OPERATIONS = frozenset({semconv.OPERATION_CHAT, "generate_content", "text_completion"})
+"""``gen_ai.operation.name`` values of a model call: a step that can decide what to do next."""
+MIN_SHARED = 2
+"""Trigrams a step's own output must share with an answer (and a quarter of the smaller set) to draw on it."""
+QUOTED = 3
+"""Content trigrams a step's own output shares with an answer that show it drew on it, however long both are."""
+_FUNCTION_TEXT = (
+    "a an the and or but if of to in on at by for with from as is are was were be been it its this that "
+    "these those i we you he she they them our your their my me us not no so then than there here what "
+    "which who will would can could should may might do does did has have had into about over after "
+    "before next now"
+)
+_FUNCTION_WORDS = frozenset(_FUNCTION_TEXT.split())
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """A caller's own work inside a request, between its calls: a model call, its reasoning, a tool call.
+
+    Attributes:
+        span: The step's span.
+        model: A model call or the agent's own reasoning (it can decide the next call); a tool
+            call otherwise.
+        input_text: What it was given, when captured (a model's input messages, a tool's parameters).
+        output_text: What it produced, when captured.
+        input_print: The fingerprint of its input, when recorded.
+        output_print: The fingerprint of its output, when recorded.
+    """
+
+    span: SpanData
+    model: bool
+    input_text: str | None
+    output_text: str | None
+    input_print: tuple[int, ...] | None
+    output_print: tuple[int, ...] | None
+
+    @property
+    def silent(self) -> bool:
+        """It recorded no content at all: no text and no fingerprint."""
+        return not (self.input_text or self.output_text or self.input_print or self.output_print)
+
+
+def _fingerprint(span: SpanData, key: str) -> tuple[int, ...] | None:
+    value = span.attributes.get(key)
+    if not isinstance(value, list | tuple):
+        return None
+    hashes = sorted({v for v in value if isinstance(v, int) and not isinstance(v, bool) and v >= 0})  # pyright: ignore[reportUnknownVariableType]
+    return tuple(hashes[:48]) or None
+
+
+def _step(span: SpanData) -> Step | None:
+    """``span`` as a step, or ``None`` when it is not one (HTTP, framework and workflow spans)."""
+    operation = span.attributes.get(semconv.GEN_AI_OPERATION_NAME)
+    input_text = message_text(span.attributes.get(semconv.GEN_AI_INPUT_MESSAGES))
+    output_text = message_text(span.attributes.get(semconv.GEN_AI_OUTPUT_MESSAGES))
+    if operation == semconv.OPERATION_EXECUTE_TOOL:
+        parameters = span.attributes.get(semconv.A2A_TOOL_PARAMETERS)
+        model = False
+        input_text = input_text or (parameters if isinstance(parameters, str) else None)
+    elif operation in MODEL_OPERATIONS:
+        model = True
+    elif operation is None and (input_text or output_text):
+        model = True  # an agent's own reasoning, recorded as an internal span with its text
+    else:
+        return None
+    return Step(
+        span=span,
+        model=model,
+        input_text=input_text,
+        output_text=output_text,
+        input_print=_fingerprint(span, semconv.A2A_STEP_INPUT_FINGERPRINT),
+        output_print=_fingerprint(span, semconv.A2A_STEP_OUTPUT_FINGERPRINT),
+    )
+
+
+def steps_of(tree: SpanTree, request: SpanData) -> list[Step]:
+    """The steps the agent serving ``request`` took for it, by start time (its calls and their insides left out)."""
+    out: list[Step] = []
+    stack = list(tree.children_of(request.span_id))
+    while stack:
+        span = stack.pop()
+        if span.resource != request.resource or is_agent_call(span) or is_agent_server_span(span):
+            continue
+        step = _step(span)
+        if step is not None:
+            out.append(step)
+        stack.extend(tree.children_of(span.span_id))
+    out.sort(key=lambda s: (s.span.start_time_unix_nano, s.span.span_id))
+    return out
+
+
+def reads(step: Step, answer: TeamCall) -> Judged:
+    """Whether ``step`` took up what ``answer`` returned (beyond what it was asked); ``value=None``: cannot tell.
+
+    Its captured input holds at least :data:`~coordbench.evals.evidence.DEPENDENCY_CONTAINMENT`
+    of the answer's new trigrams, or its captured output shares at least that share of the
+    smaller of the two sets (and :data:`MIN_SHARED` trigrams), or :data:`QUOTED` trigrams that
+    are not function words alone: a thought that quotes the answer. On fingerprints when no
+    text was captured. Text that was cut short by the instrumentation proves nothing by what
+    it lacks.
+    """
+    reply, asked = answer.reply_text, answer.call.request_text
+    if reply is not None and (step.input_text is not None or step.output_text is not None):
+        added = trigrams(reply) - trigrams(asked or "")
+        if not added:
+            return Judged(False, 1.0)  # the answer brought nothing new to take up
+        proven_absent = True
+        if step.input_text is not None:
+            if len(added & trigrams(step.input_text)) >= DEPENDENCY_CONTAINMENT * len(added):
+                return Judged(True, 1.0)
+            proven_absent = not is_cut(step.input_text)
+        if step.output_text is not None:
+            said = trigrams(step.output_text)
+            common = added & said
+            shared = len(common)
+            if shared >= min(MIN_SHARED, len(added)) and shared >= DEPENDENCY_CONTAINMENT * min(len(added), len(said)):
+                return Judged(True, 1.0)
+            if sum(1 for gram in common if not _FUNCTION_WORDS.issuperset(gram)) >= QUOTED:
+                return Judged(True, 1.0)  # a long thought quoting a long answer in part
+        if proven_absent:
+            return Judged(False, 1.0)
+    printed, asked_print = answer.reply_print, answer.call.request_fingerprint
+    if printed:
+        judged: list[bool] = []
+        for into in (step.input_print, step.output_print):
+            if into:
+                estimate = containment(printed, into, minus=asked_print or ())
+                if estimate is not None and estimate.sample >= MIN_SAMPLE:
+                    judged.append(estimate.value >= DEPENDENCY_CONTAINMENT)
+        if judged:
+            return Judged(any(judged), FINGERPRINT_CONFIDENCE)
+    return UNKNOWN
+
+
+class Dependencies:
+    """Which work calls of one request depend on which earlier ones (see the module docstring).
+
+    Args:
+        tree: The spans.
+        request: The caller's SERVER span the calls were made for.
+        work: The request's work calls, by start time.
+    """
+
+    def __init__(self, tree: SpanTree, request: SpanData | None, work: Sequence[TeamCall]) -> None:
+        """Read every pair's dependency once, with the links through intermediate calls."""
+        self._steps = steps_of(tree, request) if request is not None else []
+        self._on: dict[str, dict[str, float]] = {}
+        self._against: dict[tuple[str, str], float] = {}
+        for i, b in enumerate(work):
+            found: dict[str, float] = {}
+            for a in work[max(0, i - COMPARED) : i]:
+                if b.span.start_time_unix_nano < a.span.end_time_unix_nano:
+                    continue
+                link = self._direct(b, a)
+                if link.value:
+                    found[a.id] = max(found.get(a.id, 0.0), link.confidence)
+                    for before, trust in self._on.get(a.id, {}).items():
+                        through = min(trust, link.confidence)
+                        if through > found.get(before, 0.0):
+                            found[before] = through
+                elif link.value is False:
+                    self._against[(b.id, a.id)] = link.confidence
+            self._on[b.id] = found
+
+    def _direct(self, b: TeamCall, a: TeamCall) -> Judged:
+        """``b`` on ``a`` without intermediate calls: its request, else a step of the caller in between."""
+        carried = depends_on(b, a)
+        if carried.value:
+            return carried
+        start, end = a.span.end_time_unix_nano, b.span.start_time_unix_nano
+        timing = False
+        for step in self._steps:
+            if step.span.start_time_unix_nano < start:
+                continue
+            if step.span.start_time_unix_nano > end:
+                break
+            if step.span.end_time_unix_nano > end:
+                continue
+            if step.silent:
+                timing = timing or step.model
+                continue
+            took = reads(step, a)
+            if took.value:
+                return took
+        return Judged(True, TIMING_CONFIDENCE) if timing else carried
+
+    def of(self, later: TeamCall, earlier: TeamCall) -> Judged:
+        """Whether ``later`` (started after ``earlier`` ended) depends on it, directly or through other calls."""
+        trust = self._on.get(later.id, {}).get(earlier.id)
+        if trust is not None:
+            return Judged(True, trust)
+        against = self._against.get((later.id, earlier.id))
+        return UNKNOWN if against is None else Judged(False, against)
+
+
+def dependencies_of(trace: TeamTrace, request_id: str) -> Dependencies:
+    """The dependencies among the work calls of one request of ``trace`` (read once, then kept)."""
+    key = ("dependencies", request_id)
+    kept = trace.memo.get(key)
+    if isinstance(kept, Dependencies):
+        return kept
+    calls = trace.by_request.get(request_id, [])
+    work = sorted((c for c in calls if c.work), key=lambda c: (c.span.start_time_unix_nano, c.id))
+    made = Dependencies(trace.tree, calls[0].request if calls else None, work)
+    trace.memo[key] = made
+    return made
