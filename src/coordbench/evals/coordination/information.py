@@ -73,9 +73,10 @@ def _added(c: TeamCall) -> tuple[float, float] | None:
 
 
 def _messages(trace: TeamTrace) -> list[_Said]:
-    """Every message an agent sent with content, by time: answers, and one-way messages (a reply with no text).
+    """Every message an agent sent with content: answers, and one-way messages (a reply with no text).
 
-    An answer is said by the callee when it ends; a one-way message by the caller when it starts.
+    In the order their calls started (then span id): the order a team's requests were made,
+    which a busy machine does not reorder as it does the order answers come back in.
     """
     said: list[_Said] = []
     for c in trace.team_calls:
@@ -85,7 +86,7 @@ def _messages(trace: TeamTrace) -> list[_Said]:
             said.append(_Said(c, c.call.caller, c.call.request_text, c.call.request_fingerprint,
                               c.span.start_time_unix_nano))  # fmt: skip
         elif c.work and c.server is not None and not c.relay and not c.one_way:
-            said.append(_Said(c, c.call.callee, c.reply_text, c.reply_print, c.span.end_time_unix_nano))
+            said.append(_Said(c, c.call.callee, c.reply_text, c.reply_print, c.span.start_time_unix_nano))
     said.sort(key=lambda s: (s.time, s.call.id))
     return said
 
