@@ -155,7 +155,9 @@ def _with_local_model(
 ) -> DemoRun:  # fmt: skip
     """The demo with every member thinking through the local model (installed on first use).
 
-    The model has one slot: the teams' model calls queue at it, so every wait is long.
+    The model has one slot: the teams' model calls queue at it, so every wait is long; each part
+    is at most 160 tokens unless ``PURPLE_LLM_MAX_TOKENS`` says otherwise (a 0.5B model writes about
+    18 tokens a second on one core).
     """
     from coordbench.demo import DEMO_CONFIG, run_demo, shaped_teams
     from coordbench.localmodel import MODEL_NAME, local_model
@@ -166,7 +168,8 @@ def _with_local_model(
         progress.update(task, description=f"local model: {MODEL_NAME} at {url}")
         saved = {k: os.environ.get(k) for k in _LLM_ENV}
         os.environ.update({"PURPLE_LLM_BASE_URL": url, "PURPLE_LLM_API_KEY": "local", "PURPLE_LLM_MODEL": MODEL_NAME,
-                           "PURPLE_LLM_TIMEOUT": "3600", "PURPLE_CALL_TIMEOUT": "3600"})  # fmt: skip
+                           "PURPLE_LLM_TIMEOUT": "3600", "PURPLE_CALL_TIMEOUT": "3600",
+                           "PURPLE_LLM_MAX_TOKENS": saved["PURPLE_LLM_MAX_TOKENS"] or "160"})  # fmt: skip
         try:
             return run_demo(output_dir, teams=shaped_teams(shapes, size, select="model"), collector=collector,
                             config={**DEMO_CONFIG, "timeout": 7200, "trace_timeout": 60}, progress=update)  # fmt: skip
