@@ -232,3 +232,17 @@ def test_purple_reads_its_settings_from_one_place(args: list[str], env: dict[str
     result = CliRunner().invoke(app, ["purple", *args], env={**clean, **env})
     assert result.exit_code == 2, result.output
     assert said in " ".join(result.output.split())
+
+
+def test_the_demo_names_each_bad_option_before_it_starts_anything() -> None:
+    """Unknown shape, size out of range, unknown collector, unknown model choice: exit 2, one line naming it."""
+    for args, said in (
+        (["--shape", "ring"], "unknown shape(s) ring; known: star, chain, tree, mesh, bottleneck, isolated, react, "
+                              "groupchat, handoff"),
+        (["--size", "40"], "--size must be 2 to 16, got 40"),
+        (["--collector", "otelcol"], "--collector must be direct or rotel, got 'otelcol'"),
+        (["--llm", "gpt-5"], "--llm must be none or local, got 'gpt-5'"),
+    ):  # fmt: skip
+        result = subprocess.run([*COMMAND, "demo", *args], capture_output=True, text=True, timeout=60)
+        assert result.returncode == 2, (args, result.stderr)
+        assert said in " ".join(result.stderr.split()), (args, result.stderr)
