@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import platform
+import sys
 import time
 from pathlib import Path
 
@@ -63,7 +64,32 @@ def _suite_section() -> str:
     return text[start : end if end >= 0 else len(text)].strip()
 
 
-def main() -> None:
+def _previous(module: str) -> tuple[str, str] | None:
+    """The section ``benchmarks/<module>.py`` wrote in the current file, and the date of that run."""
+    try:
+        text = OUT.read_text()
+    except OSError:
+        return None
+    start = text.find(f"(`benchmarks/{module}.py`)")
+    date = text.find("- Date: ")
+    if start < 0 or date < 0:
+        return None
+    start = text.rfind("\n## ", 0, start) + 1
+    end = text.find("\n## ", start + 3)
+    section = text[start : end if end >= 0 else len(text)].strip()
+    kept_from = text[date + len("- Date: ") : text.find("\n", date)].strip()
+    return section, kept_from
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the benchmarks; ``--keep MODULE`` (repeatable) keeps that section of the current file as it is.
+
+    A change that does not touch what a section measures need not wait for it (the
+    instrumentation overhead takes a third of the run): the kept section says so, with the date
+    of the run that wrote it.
+    """
+    args = sys.argv[1:] if argv is None else argv
+    keep = {args[i + 1] for i, arg in enumerate(args[:-1]) if arg == "--keep"}
     reference_before = cpu_reference_ms()
     sections = []
     for name, module in (
@@ -76,6 +102,18 @@ def main() -> None:
         ("ClickHouse store", clickhouse),
         ("demo", demo),
     ):
+        short = module.__name__.rsplit(".", 1)[-1]
+        previous = _previous(short) if short in keep else None
+        if previous is not None:
+            section, kept_from = previous
+            marker = "_Kept from the run of "
+            if marker not in section:
+                title, _, rest = section.partition("\n")
+                note = f"{marker}{kept_from} (`--keep {short}`): no change since touched what it measures._"
+                section = f"{title}\n\n{note}\n{rest}"
+            print(f"keeping {name} from {kept_from}", flush=True)
+            sections.append(section)
+            continue
         print(f"running {name} ...", flush=True)
         sections.append(module.report(module.run()))
     reference_after = cpu_reference_ms()
@@ -83,7 +121,8 @@ def main() -> None:
         "# Benchmarks",
         "",
         "Written by `make bench` (`benchmarks/run.py`); every figure below comes from one run of that command, "
-        "except the test suite's times (kept from the last edit of that section: `time make test`).",
+        "except the test suite's times (kept from the last edit of that section: `time make test`) and any "
+        "section marked as kept from an earlier run (`--keep`).",
         "Ratios compare measurements taken in the same run; absolute figures on this shared machine vary by "
         "±40% between runs.",
         "",
