@@ -15,6 +15,7 @@ Relations over generated runs (:mod:`tests.evals.llm_teams`), each changing one 
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import replace
 
@@ -22,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.evals.llm_teams import HOST, Run, evaluate_run, run_spans, runs
 
+from coordbench import semconv
 from coordbench.evals.dependency import TIMING_CONFIDENCE, Dependencies, reads, steps_of
 from coordbench.evals.evidence import TeamTrace, depends_on
 from coordbench.spantree import SpanTree
@@ -147,3 +149,20 @@ def test_a_long_thought_quoting_part_of_a_long_answer_took_it_up() -> None:
     assert reads(quoting, first).value is True  # 4 of its ~170 trigrams, a fraction of the answer's 200
     unrelated = replace(step, output_text=f"{filler} Note that the finding is one of the things to check.")
     assert reads(unrelated, first).value is False  # "finding", but no trigram of the answer's own
+
+
+def test_a_model_step_whose_captured_input_was_cut_before_the_answer_decides_by_timing() -> None:
+    """The instrumentation keeps the head of a long prompt: what the cut text lacks proves nothing."""
+    spans = run_spans(replace(BASE, thinking="reads"))
+    cut = json.dumps([{"role": "user", "parts": [{"type": "text", "content": "You coordinate a team...[truncated]"}]}])
+    spans = [
+        s._replace(attributes={**s.attributes, semconv.GEN_AI_INPUT_MESSAGES: cut}) if s.name.startswith("chat") else s
+        for s in spans
+    ]
+    trace = TeamTrace.build(SpanTree(spans), [HOST])
+    [calls] = [c for c in trace.by_request.values() if c[0].call.caller == "coordinator"]
+    first, second, _ = sorted(calls, key=lambda c: c.span.start_time_unix_nano)
+    judged = Dependencies(trace.tree, first.request, sorted(calls, key=lambda c: c.span.start_time_unix_nano)).of(
+        second, first
+    )
+    assert (judged.value, judged.confidence) == (True, TIMING_CONFIDENCE)

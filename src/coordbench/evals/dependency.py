@@ -24,6 +24,7 @@ Each judgement carries its confidence: 1 from captured text, 0.85 from fingerpri
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -194,47 +195,76 @@ class Dependencies:
     """
 
     def __init__(self, tree: SpanTree, request: SpanData | None, work: Sequence[TeamCall]) -> None:
-        """Read every pair's dependency once, with the links through intermediate calls."""
+        """Read every pair's dependency once, with the links through intermediate calls.
+
+        Each call is compared with the :data:`~coordbench.evals.evidence.COMPARED` calls before
+        it, the latest first; one already reached through an intermediate is not read again, so
+        a chain of n calls costs n direct readings, not n squared.
+        """
         self._steps = steps_of(tree, request) if request is not None else []
+        self._taken: dict[str, tuple[int, float]] = {}  # call id -> when a step had taken its answer up, trust
+        self._timed: dict[str, int] = {}  # call id -> when a model step of unreadable content ran after it
         self._on: dict[str, dict[str, float]] = {}
         self._against: dict[tuple[str, str], float] = {}
+        if self._steps:
+            self._read_steps(work)
+        index = {c.id: i for i, c in enumerate(work)}
         for i, b in enumerate(work):
+            first = max(0, i - COMPARED)
             found: dict[str, float] = {}
-            for a in work[max(0, i - COMPARED) : i]:
-                if b.span.start_time_unix_nano < a.span.end_time_unix_nano:
+            for a in reversed(work[first:i]):
+                if a.id in found or b.span.start_time_unix_nano < a.span.end_time_unix_nano:
                     continue
                 link = self._direct(b, a)
                 if link.value:
-                    found[a.id] = max(found.get(a.id, 0.0), link.confidence)
+                    found[a.id] = link.confidence
                     for before, trust in self._on.get(a.id, {}).items():
                         through = min(trust, link.confidence)
-                        if through > found.get(before, 0.0):
+                        if index[before] >= first and through > found.get(before, 0.0):
                             found[before] = through
                 elif link.value is False:
                     self._against[(b.id, a.id)] = link.confidence
             self._on[b.id] = found
 
+    def _read_steps(self, work: Sequence[TeamCall]) -> None:
+        """For each call, the first step after it that took its answer up, and the first unreadable model step.
+
+        Steps are read up to the start of the last call the call is compared with, each (step,
+        call) pair once: the cost grows with calls times the steps between them, not with pairs
+        of calls times steps.
+        """
+        starts = [s.span.start_time_unix_nano for s in self._steps]
+        for i, a in enumerate(work):
+            horizon = work[min(len(work) - 1, i + COMPARED)].span.start_time_unix_nano
+            for step in self._steps[bisect.bisect_left(starts, a.span.end_time_unix_nano) :]:
+                if step.span.start_time_unix_nano > horizon:
+                    break
+                ended = step.span.end_time_unix_nano
+                took = UNKNOWN if step.silent else reads(step, a)
+                if took.value:
+                    self._taken[a.id] = (ended, took.confidence)
+                    break
+                if took.value is None and step.model and a.id not in self._timed:
+                    self._timed[a.id] = ended
+
     def _direct(self, b: TeamCall, a: TeamCall) -> Judged:
-        """``b`` on ``a`` without intermediate calls: its request, else a step of the caller in between."""
+        """``b`` on ``a`` without intermediate calls: its request, else a step of the caller in between.
+
+        A step in between that took ``a``'s answer up decides it (its confidence); failing that, a
+        model step whose content cannot be read (none recorded, or cut short) decides it from
+        timing alone (:data:`TIMING_CONFIDENCE`); a step whose content shows no uptake decides nothing.
+        """
         carried = depends_on(b, a)
         if carried.value:
             return carried
-        start, end = a.span.end_time_unix_nano, b.span.start_time_unix_nano
-        timing = False
-        for step in self._steps:
-            if step.span.start_time_unix_nano < start:
-                continue
-            if step.span.start_time_unix_nano > end:
-                break
-            if step.span.end_time_unix_nano > end:
-                continue
-            if step.silent:
-                timing = timing or step.model
-                continue
-            took = reads(step, a)
-            if took.value:
-                return took
-        return Judged(True, TIMING_CONFIDENCE) if timing else carried
+        begun = b.span.start_time_unix_nano
+        taken = self._taken.get(a.id)
+        if taken is not None and taken[0] <= begun:
+            return Judged(True, taken[1])
+        timed = self._timed.get(a.id)
+        if timed is not None and timed <= begun:
+            return Judged(True, TIMING_CONFIDENCE)
+        return carried
 
     def of(self, later: TeamCall, earlier: TeamCall) -> Judged:
         """Whether ``later`` (started after ``earlier`` ended) depends on it, directly or through other calls."""

@@ -38,7 +38,7 @@ from opentelemetry.trace import Link, Span, SpanKind
 from coordbench import semconv
 from coordbench.instrument._errors import record_error
 from coordbench.instrument._extensions import record_step
-from coordbench.instrument._payload import recorded_messages
+from coordbench.instrument._payload import CONTENT_LIMIT, recorded_messages
 from coordbench.instrument._state import STATE, current_server_call, get_tracer
 from coordbench.sketch import fingerprint
 from coordbench.steps import CallType
@@ -78,7 +78,9 @@ class StepHandle:
 
         With content capture on (``A2AInstrumentor(capture_content=True)``), the text goes in
         ``gen_ai.input.messages`` / ``gen_ai.output.messages`` (at most 4 KiB each, URLs
-        redacted); with fingerprints on (the default), each text's fingerprint goes in
+        redacted; of a longer input the newest part is kept, marked ``...[truncated]``: a
+        conversation grows at its end, and what a step last read is what it decided on); with
+        fingerprints on (the default), each text's fingerprint goes in
         ``a2a.step.input.fingerprint`` / ``a2a.step.output.fingerprint`` (no word of it). The
         coordination score reads them to tell whether a model step between two calls took up
         the first call's answer (``docs/scoring.md``). Nothing is recorded while the
@@ -93,7 +95,7 @@ class StepHandle:
         texts = [input] if isinstance(input, str) else list(input or [])
         if texts:
             if STATE.capture_content:
-                self.span.set_attribute(semconv.GEN_AI_INPUT_MESSAGES, recorded_messages("user", texts))
+                self.span.set_attribute(semconv.GEN_AI_INPUT_MESSAGES, recorded_messages("user", _newest(texts)))
             if STATE.fingerprints:
                 self.span.set_attribute(semconv.A2A_STEP_INPUT_FINGERPRINT, list(fingerprint("\n".join(texts))))
         if output is not None:
@@ -253,3 +255,20 @@ def host_step(name: str, *, attributes: Mapping[str, Any] | None = None, new_tra
     return StepSpan(
         CallType.HOST, f"{semconv.OPERATION_INVOKE_WORKFLOW} {name}", SpanKind.INTERNAL, attrs, new_trace=new_trace
     )
+
+
+_CUT = "...[truncated]"
+
+
+def _newest(texts: list[str]) -> list[str]:
+    """The newest texts that fit the content limit, the oldest kept one cut at its start (marked)."""
+    room = CONTENT_LIMIT - len(_CUT)
+    kept: list[str] = []
+    for text in reversed(texts):
+        if room <= 0:
+            break
+        if len(text) > room:
+            text = _CUT + text[len(text) - room :]
+        kept.append(text)
+        room -= len(text)
+    return kept[::-1]
