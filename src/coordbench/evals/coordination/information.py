@@ -53,7 +53,7 @@ class _Said:
 
 
 def _grams(text: str) -> frozenset[tuple[str, ...]]:
-    """Word trigrams (the words themselves when fewer than three), as the echo and repetition measures count them."""
+    """Word trigrams (the words themselves when fewer than three), as the echo measure counts them."""
     words = tokens(text)
     return frozenset({tuple(words[i : i + 3]) for i in range(len(words) - 2)} or ({tuple(words)} if words else set()))
 
