@@ -158,7 +158,9 @@ async def _assess(
     result = TeamResult(shape=shape)
     request = {"participants": participants, "config": config}
     try:
-        async with Messenger(timeout=600) as messenger:
+        # the green answers once every scenario is done: wait as long as the config lets a scenario take
+        waited = max(600.0, float(config.get("timeout") or 0) * max(1, len(config.get("scenarios") or [1, 1])) + 120)
+        async with Messenger(timeout=waited) as messenger:
             reply = await messenger.send(green, json.dumps(request), new_conversation=True, on_status=on_status)
     except AgentCallError as exc:
         result.state, result.error = "error", exc.message
