@@ -12,8 +12,10 @@ steps, the same independent requests back to back are.
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
 import openai
 import pytest
@@ -22,7 +24,6 @@ from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.tasks import TaskUpdater
 from a2a.types import Part
-from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
 from opentelemetry.sdk.trace import TracerProvider
 
 from coordbench.a2a import Messenger, build_agent_card, create_a2a_app
@@ -35,8 +36,12 @@ from coordbench.spans import SpanKind
 from coordbench.spantree import SpanTree
 from coordbench.testing import LoopbackServer, RecordingSpanExporter
 from support.fake_llm import FakeLLM
+from support.processes import uv_command
 
 pytestmark = pytest.mark.usefixtures("a2a_instrumented")
+
+OPENAI_V2 = "opentelemetry-instrumentation-openai-v2==2.3b0"
+"""2.4b0 needs an opentelemetry-util-genai release the registry does not have."""
 
 
 class Orchestrator(AgentExecutor):
@@ -74,19 +79,45 @@ class Orchestrator(AgentExecutor):
         raise NotImplementedError
 
 
-@pytest.fixture
-def openai_traced(tracer_provider: TracerProvider, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    import wrapt
-    from opentelemetry.instrumentation import openai_v2
+@pytest.fixture(scope="module")
+def openai_instrumentation(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """OpenTelemetry's OpenAI instrumentation from PyPI, in a folder of its own.
 
-    # openai-v2 2.3b0 names wrapt 1's keyword (module=); wrapt 2, which the rest of the stack needs, calls it target
-    monkeypatch.setattr(openai_v2, "wrap_function_wrapper",
-                        lambda module, name, wrapper: wrapt.wrap_function_wrapper(module, name, wrapper))  # fmt: skip
-    OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
+    Not in the project's environment: ``opentelemetry-instrument`` loads every instrumentation
+    installed, and this one fails to instrument under wrapt 2 (below), which would break the
+    zero-code path for every other test.
+    """
+    target = tmp_path_factory.mktemp("openai-v2")
+    subprocess.run(
+        [*uv_command(), "pip", "install", "--quiet", "--no-deps", "--target", str(target), OPENAI_V2],
+        check=True,
+        timeout=300,
+    )
+    return target
+
+
+@pytest.fixture
+def openai_traced(
+    tracer_provider: TracerProvider, monkeypatch: pytest.MonkeyPatch, openai_instrumentation: Path
+) -> Iterator[None]:
+    import importlib
+
+    import wrapt
+
+    cast("Any", monkeypatch).syspath_prepend(str(openai_instrumentation))
+    openai_v2: Any = importlib.import_module("opentelemetry.instrumentation.openai_v2")
+
+    def wrap(module: str, name: str, wrapper: Any) -> Any:
+        # openai-v2 2.3b0 names wrapt 1's keyword (module=); wrapt 2, which the rest of the stack needs, renamed it
+        return wrapt.wrap_function_wrapper(module, name, wrapper)
+
+    monkeypatch.setattr(openai_v2, "wrap_function_wrapper", wrap)
+    instrumentor: Any = openai_v2.OpenAIInstrumentor()
+    instrumentor.instrument(tracer_provider=tracer_provider)
     try:
         yield
     finally:
-        OpenAIInstrumentor().uninstrument()
+        instrumentor.uninstrument()
 
 
 async def _run(span_exporter: RecordingSpanExporter, llm: str | None) -> list[Any]:

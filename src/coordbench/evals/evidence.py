@@ -48,6 +48,7 @@ __all__ = [
     "COMPARED",
     "DEPENDENCY_CONTAINMENT",
     "FINGERPRINT_CONFIDENCE",
+    "HANDED_ON",
     "MIN_SAMPLE",
     "OVERLAP_SLACK",
     "RELAY_NOVELTY",
@@ -79,6 +80,8 @@ FINGERPRINT_CONFIDENCE = 0.85
 """How far a judgement from fingerprints is trusted, against 1 for one from captured text."""
 COMPARED = 256
 """A call is compared with at most this many calls started just before it (bounds the work on huge fan-outs)."""
+HANDED_ON = 0.5
+"""Share of new trigrams in what an agent passed on (against what it was asked) that makes it its own work."""
 RELAY_NOVELTY = 0.1
 """A reply with fewer new words than this share (against its callees' replies) is a relay's."""
 CUT_MARK = "...[truncated]"
@@ -316,8 +319,24 @@ def _handed_own_work(c: TeamCall, below: Sequence[TeamCall]) -> bool:
         judged = carried(d.call.request_text, d.call.request_fingerprint, into_text=d.reply_text,
                          into_print=d.reply_print, asked_text=c.call.request_text,
                          asked_print=c.call.request_fingerprint, threshold=DEPENDENCY_CONTAINMENT)  # fmt: skip
-        if judged.value:
+        if judged.value or _mostly_new(d, c):
             return True
+    return False
+
+
+def _mostly_new(forwarded: TeamCall, incoming: TeamCall) -> bool:
+    """Most of the request the agent passed on is new against what it was asked: it handed on work of its own.
+
+    A relay passes on (nearly) what it received; a member that did its part hands that part on.
+    """
+    sent, asked = forwarded.call.request_text, incoming.call.request_text
+    if sent is not None and asked is not None:
+        grams = trigrams(sent)
+        return bool(grams) and len(grams - trigrams(asked)) / len(grams) >= HANDED_ON
+    sent_print, asked_print = forwarded.call.request_fingerprint, incoming.call.request_fingerprint
+    if sent_print and asked_print:
+        added = novelty(sent_print, [asked_print])
+        return added is not None and added.sample >= MIN_SAMPLE and added.value >= HANDED_ON
     return False
 
 
