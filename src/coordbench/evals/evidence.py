@@ -80,7 +80,7 @@ FINGERPRINT_CONFIDENCE = 0.85
 """How far a judgement from fingerprints is trusted, against 1 for one from captured text."""
 COMPARED = 256
 """A call is compared with at most this many calls started just before it (bounds the work on huge fan-outs)."""
-HANDED_ON = 0.5
+HANDED_ON = 0.25
 """Share of new trigrams in what an agent passed on (against what it was asked) that makes it its own work."""
 RELAY_NOVELTY = 0.1
 """A reply with fewer new words than this share (against its callees' replies) is a relay's."""
