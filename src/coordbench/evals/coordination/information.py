@@ -116,7 +116,8 @@ def _content(trace: TeamTrace) -> _Content:
                 found.trust.append(added[1])
                 if added[0] < ECHO_NOVELTY:
                     found.echoes.append(c)
-    _one_way_echoes(trace, found)
+    if any(c.one_way for c in trace.team_calls):
+        _one_way_echoes(trace, found)
     by_agent: dict[str, list[_Said]] = defaultdict(list)
     for message in _messages(trace):
         said = by_agent[message.sender]
