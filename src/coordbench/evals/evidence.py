@@ -15,9 +15,14 @@ from spans, never from the agents:
 - **relay hop**: a call into an agent that passed the work on to one other agent and added
   nothing: its reply brings (almost) no words that agent's replies did not, or, without
   captured text, it forwarded the very message it received (same digest). An agent that asks
-  several agents and combines their answers is coordinating, not relaying;
+  several agents and combines their answers is coordinating, not relaying; one that handed on
+  work of its own (a handoff) is not relaying either;
+- **one way**: a message whose response carried no text; a message the callee sent back while
+  serving it stands as its answer;
 - **dependent**: a call made after another finished that carries what the other one
-  returned (a pipeline step), so the two could not have run side by side. At least
+  returned (a pipeline step), so the two could not have run side by side (this module reads
+  the direct case; :mod:`coordbench.evals.dependency` adds the caller's own steps in between
+  and intermediate calls). At least
   :data:`DEPENDENCY_CONTAINMENT` of the word trigrams the earlier reply added (those not
   already in its own request) appear in the later request: counted exactly on captured text,
   estimated on the messages' fingerprints (:mod:`coordbench.sketch`, recorded by default)
