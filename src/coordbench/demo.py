@@ -215,18 +215,13 @@ def run_demo(
     output_dir.mkdir(parents=True, exist_ok=True)
     logs = output_dir / "logs"
     logs.mkdir(exist_ok=True)
-    port = free_port()
-    green = f"http://127.0.0.1:{port}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-    command = [sys.executable, "-m", "coordbench", "green", "--port", str(port),
-               "--output-dir", str(output_dir / "green")]  # fmt: skip
     with contextlib.ExitStack() as stack:
-        green_process = stack.enter_context(Child("the green", command, logs / "green.log", env=env))
         for shape in shapes:
             say(shape, "starting its members")
         fleet = Fleet([(label, team) for label, team, _ in chosen], env=env, log_dir=logs)
         try:
-            wait_until(_healthy(green), green_process, what="it answered /healthz")
+            green = _start_green(stack, output_dir, logs, env)
             endpoint = stack.enter_context(_rotel(green, logs)) if collector == "rotel" else green
             fleet.endpoint = endpoint
             stack.callback(fleet.stop)
@@ -253,6 +248,29 @@ def run_demo(
         run.index = output_dir / "index.html"
         run.index.write_text(render_comparison(items), encoding="utf-8")
     return run
+
+
+def _start_green(stack: contextlib.ExitStack, output_dir: Path, logs: Path, env: dict[str, str]) -> str:
+    """Start the green on a free loopback port (another, if another process took it first); returns its URL.
+
+    A free port is only free until someone binds it: on a busy machine another process may take
+    it between our check and the green's bind, so the green is started again on a new port.
+    """
+    for attempt in range(3):
+        port = free_port()
+        command = [sys.executable, "-m", "coordbench", "green", "--port", str(port),
+                   "--output-dir", str(output_dir / "green")]  # fmt: skip
+        child = Child("the green", command, logs / "green.log", env=env)
+        try:
+            wait_until(_healthy(f"http://127.0.0.1:{port}"), child, what="it answered /healthz")
+        except ChildStartError as exc:
+            child.stop()
+            if "address already in use" not in str(exc) or attempt == 2:
+                raise
+            continue
+        stack.enter_context(child)
+        return f"http://127.0.0.1:{port}"
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _write(result: TeamResult, output_dir: Path, green: str) -> None:
