@@ -75,37 +75,16 @@ class LLMBackend:
 
     async def contribute(self, role: str, name: str, work: Work) -> str | None:
         """The model's contribution, or ``None`` after logging why it could not give one."""
-        import openai
-
         prompt = (
             f"You are {name}, the {role} of a team of agents: you {ROLES.get(role, 'contribute')}.\n"
             f"Task: {work.task}\nYou were asked: {work.asked}\n"
             + "".join(f"\nFrom {agent}:\n{text}\n" for agent, text in work.inputs.items())
             + "".join(f"\nEarlier in this conversation:\n{text}\n" for text in work.context)
         )[:_MAX_PROMPT]
-        client = openai.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url, timeout=self.timeout, max_retries=0)
-        try:
-            async with llm_step(self.model) as step:
-                response = await client.chat.completions.create(
-                    model=self.model,
-                    messages=cast("Any", [{"role": "user", "content": prompt}]),
-                    temperature=0,
-                    max_tokens=self.max_tokens,
-                )
-                usage = response.usage
-                if usage is not None:
-                    step.set_usage(input_tokens=usage.prompt_tokens, output_tokens=usage.completion_tokens)
-                step.record_messages(prompt, _text(response))
-        except openai.OpenAIError as exc:
-            logger.warning(
-                "%s: the model at %s failed (%s): answering by the rules", name, redact(self.base_url), redact(str(exc))
-            )
-            return None
-        finally:
-            await client.close()
-        text = _text(response)
-        if not text:
+        text = await self._ask(prompt, self.max_tokens, name, "answering")
+        if text == "":
             logger.warning("%s: the model at %s answered nothing: answering by the rules", name, redact(self.base_url))
+        if not text:
             return None
         return f"{role.capitalize()} ({name}, {self.model}):\n{text}"
 
@@ -114,13 +93,19 @@ class LLMBackend:
 
         One LLM step, recording the prompt and the answer as the instrumentation records messages.
         """
-        import openai
-
         prompt = (
             f"You are {name}, coordinating a team of agents on this task: {task}\n"
             + "".join(f"\n{text}\n" for text in seen[1:])
             + f"\nWho should work next? Answer with one name only, one of: {', '.join(candidates)}."
         )[-_MAX_PROMPT:]
+        said = (await self._ask(prompt, 16, name, "choosing") or "").lower()
+        found = sorted((said.find(c.lower()), c) for c in candidates if c.lower() in said)
+        return found[0][1] if found else None
+
+    async def _ask(self, prompt: str, max_tokens: int, name: str, fallback: str) -> str | None:
+        """One LLM step: the model's answer to ``prompt`` ("" if empty), ``None`` after logging why it failed."""
+        import openai
+
         client = openai.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url, timeout=self.timeout, max_retries=0)
         try:
             async with llm_step(self.model) as step:
@@ -128,18 +113,19 @@ class LLMBackend:
                     model=self.model,
                     messages=cast("Any", [{"role": "user", "content": prompt}]),
                     temperature=0,
-                    max_tokens=16,
+                    max_tokens=max_tokens,
                 )
+                usage = response.usage
+                if usage is not None:
+                    step.set_usage(input_tokens=usage.prompt_tokens, output_tokens=usage.completion_tokens)
                 step.record_messages(prompt, _text(response))
         except openai.OpenAIError as exc:
-            logger.warning("%s: the model at %s failed (%s): choosing by the rules", name, redact(self.base_url),
-                           redact(str(exc)))  # fmt: skip
+            logger.warning("%s: the model at %s failed (%s): %s by the rules", name, redact(self.base_url),
+                           redact(str(exc)), fallback)  # fmt: skip
             return None
         finally:
             await client.close()
-        said = _text(response).lower()
-        found = sorted((said.find(c.lower()), c) for c in candidates if c.lower() in said)
-        return found[0][1] if found else None
+        return _text(response)
 
 
 def _text(response: ChatCompletion) -> str:
