@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from coordbench.envflags import env_flag
+from coordbench.envflags import content_capture, env_flag
 
 
 @pytest.mark.parametrize("raw", ["1", "true", "TRUE", " yes ", "on"])
@@ -24,3 +24,13 @@ def test_unset_or_empty_keeps_the_default_and_anything_else_is_said(caplog: pyte
     with caplog.at_level(logging.WARNING, logger="coordbench.envflags"):
         assert env_flag("COORDBENCH_FINGERPRINTS", True, {"COORDBENCH_FINGERPRINTS": "nope"}) is True
     assert "COORDBENCH_FINGERPRINTS='nope' is not a boolean" in caplog.text and "using True" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("raw", "on"),
+    [("SPAN_ONLY", True), ("span_and_event", True), ("EVENT_ONLY", False), ("NO_CONTENT", False), ("true", True),
+     ("off", False), ("", False)],
+)  # fmt: skip
+def test_content_capture_reads_the_genai_instrumentations_modes_as_well_as_booleans(raw: str, on: bool) -> None:
+    # ADK documents OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY: coordbench's capture must follow it
+    assert content_capture("C", {"C": raw}) is on

@@ -225,7 +225,7 @@ async def test_message_content_is_not_recorded_by_default(
         assert "my secret plan" not in repr(span.attributes)
 
 
-@pytest.mark.parametrize("how", ["kwarg", "env"])
+@pytest.mark.parametrize("how", ["kwarg", "env", "env-span-only"])
 async def test_message_content_capture(
     start_agent: StartAgent,
     tracer_provider: TracerProvider,
@@ -240,8 +240,8 @@ async def test_message_content_capture(
     from coordbench.spans import SpanKind
 
     url = start_agent("Echo")
-    if how == "env":
-        monkeypatch.setenv(semconv.CAPTURE_CONTENT_ENV, "true")
+    if how.startswith("env"):  # a boolean word, or the GenAI instrumentations' mode (ADK's documented setting)
+        monkeypatch.setenv(semconv.CAPTURE_CONTENT_ENV, "SPAN_ONLY" if how == "env-span-only" else "true")
         A2AInstrumentor().instrument(tracer_provider=tracer_provider)
     else:
         A2AInstrumentor().instrument(tracer_provider=tracer_provider, capture_content=True)

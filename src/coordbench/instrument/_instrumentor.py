@@ -12,7 +12,7 @@ from opentelemetry.instrumentation.utils import unwrap
 from wrapt import wrap_function_wrapper
 
 from coordbench import __version__, semconv
-from coordbench.envflags import env_flag
+from coordbench.envflags import content_capture, env_flag
 from coordbench.instrument import _client, _sdk, _server
 from coordbench.instrument._sdk_spans import restore_sdk_spans, suppress_sdk_spans
 from coordbench.instrument._state import STATE
@@ -55,7 +55,8 @@ class A2AInstrumentor(BaseInstrumentor):
         capture_content: Record the text of sent and received messages on client spans
             (``gen_ai.input.messages``, ``gen_ai.output.messages``, at most 4 KiB each); the
             LLM judge and text evaluator read it. Default: the
-            ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` variable, else off, since
+            ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` variable (a boolean word, or
+            the GenAI instrumentations' ``SPAN_ONLY`` / ``SPAN_AND_EVENT``), else off, since
             messages may hold personal data.
         fingerprints: Record a fingerprint of each sent and received message's text on client
             spans (``a2a.request.fingerprint``, ``a2a.response.fingerprint``: 48 integers each,
@@ -84,7 +85,7 @@ class A2AInstrumentor(BaseInstrumentor):
         STATE.propagate_in_metadata = bool(kwargs.get("propagate_in_metadata", True))
         capture = kwargs.get("capture_content")
         if capture is None:
-            capture = env_flag(semconv.CAPTURE_CONTENT_ENV, False)
+            capture = content_capture(semconv.CAPTURE_CONTENT_ENV)
         STATE.capture_content = bool(capture)
         fingerprints = kwargs.get("fingerprints")
         if fingerprints is None:
