@@ -11,7 +11,7 @@ from coordbench.sketch import K
 from coordbench.spans import SpanData, StatusCode
 from coordbench.spantree import SpanTree
 
-__all__ = ["MESSAGE_TEXT_LIMIT", "Call", "calls_of", "message_text"]
+__all__ = ["MESSAGE_TEXT_LIMIT", "Call", "calls_of", "json_strings", "message_text"]
 
 MESSAGE_TEXT_LIMIT = 16_384
 """Most characters of a message's captured text an evaluator reads (the instrumentation records 4,096).
@@ -71,11 +71,19 @@ class Call:
     response_text_chars: int | None = None
 
 
+_MAX_VALUES = 10_000
+"""The most JSON values read inside one tool call or result (a hostile span's nesting costs no more)."""
+
+
 def message_text(value: object) -> str | None:
     """The text of a captured ``gen_ai.input.messages``/``output.messages`` attribute (parts joined).
 
-    At most :data:`MESSAGE_TEXT_LIMIT` characters; an attribute that is not the GenAI JSON
-    shape is read as plain text.
+    Text and reasoning parts give their ``content`` (a text repeated word for word is read once);
+    tool calls their ``arguments`` and tool
+    results their ``response`` (the GenAI conventions' ``tool_call`` and ``tool_call_response``
+    parts: a model step that was given an agent's answer as a tool result has read it), the
+    strings inside them joined. At most :data:`MESSAGE_TEXT_LIMIT` characters; an attribute
+    that is not the GenAI JSON shape is read as plain text.
     """
     if not isinstance(value, str) or not value:
         return None
@@ -84,13 +92,44 @@ def message_text(value: object) -> str | None:
     except ValueError:
         return value[:MESSAGE_TEXT_LIMIT]
     texts: list[str] = []
+    seen: set[str] = set()
     for message in cast("list[Any]", messages) if isinstance(messages, list) else []:
         parts = cast("dict[str, Any]", message).get("parts") if isinstance(message, dict) else None
         for part in cast("list[Any]", parts) if isinstance(parts, list) else []:
-            content = cast("dict[str, Any]", part).get("content") if isinstance(part, dict) else None
+            if not isinstance(part, dict):
+                continue
+            fields = cast("dict[str, Any]", part)
+            content = fields.get("content")
             if isinstance(content, str):
+                if content and content in seen:
+                    continue  # the same text twice (a reply as a message and as an artifact) says it once
+                seen.add(content)
                 texts.append(content[:MESSAGE_TEXT_LIMIT])
+            elif fields.get("type") in ("tool_call", "tool_call_response"):
+                texts.append(json_strings(fields.get("arguments", fields.get("response"))))
     return "\n".join(texts)[:MESSAGE_TEXT_LIMIT]
+
+
+def json_strings(value: object) -> str:
+    """The strings inside a JSON value (a tool call's arguments, a tool's result), in order, one per line.
+
+    At most :data:`MESSAGE_TEXT_LIMIT` characters, and 10,000 values read (a hostile span's
+    nesting costs no more).
+    """
+    into: list[str] = []
+    stack: list[object] = [value]
+    total = visited = 0
+    while stack and total < MESSAGE_TEXT_LIMIT and visited < _MAX_VALUES:
+        item = stack.pop()
+        visited += 1
+        if isinstance(item, str):
+            into.append(item[: MESSAGE_TEXT_LIMIT - total])
+            total += len(into[-1]) + 1
+        elif isinstance(item, dict):
+            stack.extend(reversed(list(cast("dict[str, Any]", item).values())))
+        elif isinstance(item, list):
+            stack.extend(reversed(cast("list[Any]", item)))
+    return "\n".join(into)[:MESSAGE_TEXT_LIMIT]
 
 
 def _int(span: SpanData, key: str) -> int:

@@ -28,8 +28,8 @@ import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from coordbench import semconv
-from coordbench.evals.calls import message_text
+from coordbench import jsontext, semconv
+from coordbench.evals.calls import json_strings, message_text
 from coordbench.evals.evidence import (
     COMPARED,
     DEPENDENCY_CONTAINMENT,
@@ -43,7 +43,7 @@ from coordbench.evals.evidence import (
     is_cut,
     trigrams,
 )
-from coordbench.sketch import containment
+from coordbench.sketch import containment, fingerprint
 from coordbench.spans import SpanData
 from coordbench.spantree import SpanTree, is_agent_call, is_agent_server_span
 
@@ -53,6 +53,11 @@ TIMING_CONFIDENCE = 0.5
 """How far a dependency read from timing alone (a model step with no content between two calls) is trusted."""
 MODEL_OPERATIONS = frozenset({semconv.OPERATION_CHAT, "generate_content", "text_completion"})
 """``gen_ai.operation.name`` values of a model call: a step that can decide what to do next."""
+GEN_AI_TOOL_ARGUMENTS = "gen_ai.tool.call.arguments"
+"""A tool call's arguments, when the framework captures them (Google ADK with content capture)."""
+ADK_CALL_LLM = "call_llm"
+ADK_SYSTEM = "gcp.vertex.agent"
+"""Google ADK's legacy model-call span (telemetry schema 1, before the GenAI conventions): its name and system."""
 MIN_SHARED = 2
 """Trigrams a step's own output must share with an answer (and a quarter of the smaller set) to draw on it."""
 QUOTED = 3
@@ -101,17 +106,39 @@ def _fingerprint(span: SpanData, key: str) -> tuple[int, ...] | None:
     return tuple(hashes[:48]) or None
 
 
+def _text(span: SpanData, key: str) -> str | None:
+    value = span.attributes.get(key)
+    return value if isinstance(value, str) and value not in ("", "{}") else None
+
+
+def _adk_text(span: SpanData, key: str, field: str) -> str | None:
+    """The strings of ADK's legacy JSON record of a model request (``contents``) or response (``content``)."""
+    raw = _text(span, key)
+    if raw is None:
+        return None
+    try:
+        record = jsontext.loads(raw)
+    except ValueError:
+        return None
+    found = json_strings(record.get(field) if isinstance(record, dict) else None)  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+    return found or None
+
+
 def _step(span: SpanData) -> Step | None:
     """``span`` as a step, or ``None`` when it is not one (HTTP, framework and workflow spans)."""
     operation = span.attributes.get(semconv.GEN_AI_OPERATION_NAME)
     input_text = message_text(span.attributes.get(semconv.GEN_AI_INPUT_MESSAGES))
     output_text = message_text(span.attributes.get(semconv.GEN_AI_OUTPUT_MESSAGES))
     if operation == semconv.OPERATION_EXECUTE_TOOL:
-        parameters = span.attributes.get(semconv.A2A_TOOL_PARAMETERS)
         model = False
-        input_text = input_text or (parameters if isinstance(parameters, str) else None)
+        input_text = input_text or _text(span, semconv.A2A_TOOL_PARAMETERS) or _text(span, GEN_AI_TOOL_ARGUMENTS)
     elif operation in MODEL_OPERATIONS:
         model = True
+    elif operation is None and span.name == ADK_CALL_LLM and span.attributes.get("gen_ai.system") == ADK_SYSTEM:
+        # Google ADK's legacy telemetry (schema 1): the model call's request and response as JSON
+        model = True
+        input_text = input_text or _adk_text(span, "gcp.vertex.agent.llm_request", "contents")
+        output_text = output_text or _adk_text(span, "gcp.vertex.agent.llm_response", "content")
     elif operation is None and (input_text or output_text):
         model = True  # an agent's own reasoning, recorded as an internal span with its text
     else:
@@ -127,17 +154,23 @@ def _step(span: SpanData) -> Step | None:
 
 
 def steps_of(tree: SpanTree, request: SpanData) -> list[Step]:
-    """The steps the agent serving ``request`` took for it, by start time (its calls and their insides left out)."""
+    """The steps the agent serving ``request`` took for it, by start time (its calls and their insides left out).
+
+    A model step that recorded nothing, inside a model step that recorded its content, is the same
+    model call seen twice (Google ADK's legacy ``call_llm`` span holds its ``generate_content``
+    span): the outer one reads it.
+    """
     out: list[Step] = []
-    stack = list(tree.children_of(request.span_id))
+    stack = [(span, False) for span in tree.children_of(request.span_id)]
     while stack:
-        span = stack.pop()
+        span, in_model = stack.pop()
         if span.resource != request.resource or is_agent_call(span) or is_agent_server_span(span):
             continue
         step = _step(span)
-        if step is not None:
+        if step is not None and not (in_model and step.model and step.silent):
             out.append(step)
-        stack.extend(tree.children_of(span.span_id))
+        inside = in_model or (step is not None and step.model and not step.silent)
+        stack.extend((child, inside) for child in tree.children_of(span.span_id))
     out.sort(key=lambda s: (s.span.start_time_unix_nano, s.span.span_id))
     return out
 
@@ -150,39 +183,52 @@ def reads(step: Step, answer: TeamCall) -> Judged:
     smaller of the two sets (and :data:`MIN_SHARED` trigrams), or :data:`QUOTED` trigrams that
     are not function words alone: a thought that quotes the answer. On fingerprints when no
     text was captured. Text that was cut short by the instrumentation proves nothing by what
-    it lacks.
+    it lacks; an answer that brought nothing beyond what it was asked cannot show whether it
+    was read (``None``: a model step then decides from timing, as one that recorded nothing).
+    """
+    return _uptake(step, answer)[0]
+
+
+def _uptake(step: Step, answer: TeamCall) -> tuple[Judged, bool]:
+    """:func:`reads`, and whether the step's input showed it.
+
+    What its input holds is known when the step began: a model call's span may stay open while
+    the call it decided runs (Google ADK's ``call_llm`` does).
     """
     reply, asked = answer.reply_text, answer.call.request_text
     if reply is not None and (step.input_text is not None or step.output_text is not None):
         added = trigrams(reply) - trigrams(asked or "")
         if not added:
-            return Judged(False, 1.0)  # the answer brought nothing new to take up
+            return UNKNOWN, False  # the answer brought nothing new: whether it was read cannot show
         proven_absent = True
         if step.input_text is not None:
             if len(added & trigrams(step.input_text)) >= DEPENDENCY_CONTAINMENT * len(added):
-                return Judged(True, 1.0)
+                return Judged(True, 1.0), True
             proven_absent = not is_cut(step.input_text)
         if step.output_text is not None:
             said = trigrams(step.output_text)
             common = added & said
             shared = len(common)
             if shared >= min(MIN_SHARED, len(added)) and shared >= DEPENDENCY_CONTAINMENT * min(len(added), len(said)):
-                return Judged(True, 1.0)
+                return Judged(True, 1.0), False
             if sum(1 for gram in common if not _FUNCTION_WORDS.issuperset(gram)) >= QUOTED:
-                return Judged(True, 1.0)  # a long thought quoting a long answer in part
+                return Judged(True, 1.0), False  # a long thought quoting a long answer in part
         if proven_absent:
-            return Judged(False, 1.0)
+            return Judged(False, 1.0), False
     printed, asked_print = answer.reply_print, answer.call.request_fingerprint
     if printed:
-        judged: list[bool] = []
-        for into in (step.input_print, step.output_print):
+        judged: dict[bool, bool] = {}  # by the input (else the output) -> taken up
+        for by_input, into, text in ((True, step.input_print, step.input_text),
+                                     (False, step.output_print, step.output_text)):  # fmt: skip
+            if not into and text and reply is None and not is_cut(text):
+                into = fingerprint(text)  # the answer has only its fingerprint: the step's text gets its own
             if into:
                 estimate = containment(printed, into, minus=asked_print or ())
                 if estimate is not None and estimate.sample >= MIN_SAMPLE:
-                    judged.append(estimate.value >= DEPENDENCY_CONTAINMENT)
+                    judged[by_input] = estimate.value >= DEPENDENCY_CONTAINMENT
         if judged:
-            return Judged(any(judged), FINGERPRINT_CONFIDENCE)
-    return UNKNOWN
+            return Judged(any(judged.values()), FINGERPRINT_CONFIDENCE), judged.get(True, False)
+    return UNKNOWN, False
 
 
 class Dependencies:
@@ -240,9 +286,9 @@ class Dependencies:
                 if step.span.start_time_unix_nano > horizon:
                     break
                 ended = step.span.end_time_unix_nano
-                took = UNKNOWN if step.silent else reads(step, a)
-                if took.value:
-                    self._taken[a.id] = (ended, took.confidence)
+                took, on_input = (UNKNOWN, False) if step.silent else _uptake(step, a)
+                if took.value:  # decided by then: when it began, if its input held the answer
+                    self._taken[a.id] = (step.span.start_time_unix_nano if on_input else ended, took.confidence)
                     break
                 if took.value is None and step.model and a.id not in self._timed:
                     self._timed[a.id] = ended

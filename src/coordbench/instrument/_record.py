@@ -42,6 +42,7 @@ class CallRecord:
         "task_id",
         "text_chars_out",
         "texts_out",
+        "texts_seen",
     )
 
     captures_content = False
@@ -59,6 +60,7 @@ class CallRecord:
         self.failed = False
         self.done = False
         self.texts_out: list[str] | None = None
+        self.texts_seen: set[str] = set()
         self.text_chars_out = 0
 
     def request_name(self, request: Any, wire: str, agent: str) -> str:
@@ -146,7 +148,12 @@ class CallRecord:
         elif isinstance(event, TaskArtifactUpdateEvent):
             found.append(_payload.parts_text(event.artifact.parts))
         for text in found:
+            if not text:
+                continue
             if self.text_chars_out < _KEPT_TEXT:  # what is kept is bounded; what is counted is not
+                if text in self.texts_seen:  # the same answer as a message and as an artifact (ADK sends both): once
+                    continue
+                self.texts_seen.add(text)
                 texts.append(text[: _KEPT_TEXT - self.text_chars_out])
             self.text_chars_out += len(text)
 
