@@ -81,7 +81,7 @@ def test_framework_shapes_thinking_through_a_model_are_judged_without_false_flag
     monkeypatch.setenv("PURPLE_LLM_MODEL", "qwen2.5-coder-0.5b")
     monkeypatch.setenv("PURPLE_LLM_TIMEOUT", "1800")  # one slot: the members' calls queue at the server
     monkeypatch.setenv("PURPLE_CALL_TIMEOUT", "1800")
-    monkeypatch.setenv("PURPLE_LLM_MAX_TOKENS", "96")  # short parts: the model has one slot on two cores
+    monkeypatch.setenv("PURPLE_LLM_MAX_TOKENS", "48")  # short parts: the model has one slot on two cores
     entries = _judged(tmp_path, 2, "model")
     _check(entries)
     for shape, entry in entries.items():
