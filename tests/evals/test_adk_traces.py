@@ -1,6 +1,6 @@
 """Traces recorded from a Google ADK team, judged as the team behaved.
 
-``data/adk/`` holds four traces of the ADK team (:mod:`coordbench.purple.adk`: an ADK LLM
+``data/adk/`` holds five traces of the ADK team (:mod:`coordbench.purple.adk`: an ADK LLM
 coordinator whose tools are two remote ADK agents, every process under ``opentelemetry-instrument``,
 the local model thinking), recorded through a coordbench receiver:
 
@@ -12,12 +12,14 @@ the local model thinking), recorded through a coordbench receiver:
 - ``legacy-call-llm``: ADK's legacy telemetry (``ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1``): its
   ``call_llm`` span holds the model request as JSON and stays open while the call it decided
   runs; coordbench's capture off (fingerprints only);
+- ``calls-a-tool-it-does-not-have``: through a real green, on the bundled triage task, a coordinator
+  that called a tool by a name it does not have, three times, and asked no member;
 - ``failed-duplicate``: an earlier coordinator (no ledger) that asked the researcher the same
   thing twice, never asked the writer, and failed on a cut answer.
 
 The first three asked the researcher, then the writer, deciding the second call with a model
-call that read the first answer: nothing may be flagged. The fourth must be flagged for exactly
-what it did. Each structure is checked against the raw spans, not against the evaluator.
+call that read the first answer: nothing may be flagged. The last two must be flagged for exactly
+what they did. Each structure is checked against the raw spans, not against the evaluator.
 """
 
 from __future__ import annotations
@@ -170,3 +172,17 @@ def test_tool_calls_and_results_in_genai_messages_are_read_as_text() -> None:
     assert message_text(json.dumps([{"parts": [{"type": "tool_call_response", "response": [[""] * 50_000]}]}])) == (
         "\n" * 9_997  # 10,000 values read: two lists, then 9,998 strings
     )
+
+
+def test_a_coordinator_that_calls_a_tool_it_does_not_have_is_flagged_for_the_members_it_left_unused() -> None:
+    """Recorded through a real green: on the bundled triage task the 0.5B model named its tool "Triage this
+    incident..." three times (ADK: no such tool), and answered without asking anyone."""
+    spans = _spans("calls-a-tool-it-does-not-have")
+    assert not [c for c in _a2a_calls(spans) if c[0] == "coordinator"]  # the coordinator asked no member
+    failed_tools = [s for s in spans if s.name.startswith("execute_tool") and s.status_code.name == "ERROR"]
+    assert len(failed_tools) == 3
+    coordination = _evaluated(spans).results.coordination
+    assert coordination is not None
+    assert "participation.unused_members" in coordination.fired
+    # both members idle, and nothing in the trace asked for either by name: half a member each (docs/scoring.md)
+    assert coordination.parts["participation"].value == pytest.approx(1 - (0.5 * 2) / 3)
