@@ -49,6 +49,7 @@ def test_a_model_written_team_is_judged_consistently(
     monkeypatch.setenv("PURPLE_LLM_MODEL", "qwen2.5-coder-0.5b")
     monkeypatch.setenv("PURPLE_LLM_TIMEOUT", "1200")  # one slot: the members' calls queue at the server
     monkeypatch.setenv("PURPLE_CALL_TIMEOUT", "1200")  # and the coordinator waits for the queue (a busy machine)
+    monkeypatch.setenv("PURPLE_LLM_MAX_TOKENS", "96")  # short parts: the model has one slot on two cores
     star = load_team(TEAMS / "star.toml")
     members = [
         m.model_copy(update={"delegates": [d for d in m.delegates if d != "writer"]}) if m.name == "coordinator" else m
