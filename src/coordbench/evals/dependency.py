@@ -9,8 +9,9 @@ after a call ``a`` of the same request had finished **depends** on ``a`` when th
   (:func:`~coordbench.evals.evidence.depends_on`: captured text, else fingerprints);
 - **through the caller's own work**: a *step* of the caller (a model call, its own reasoning,
   a tool call: a span of its process below the request, not an A2A call) ran after ``a``
-  ended and before ``b`` started and took up ``a``'s answer: its captured input holds it, or
-  its output draws on it (:func:`reads`). A step whose content shows no uptake decides
+  ended and before ``b`` started and took up ``a``'s answer: its captured input holds it (then
+  it counts from its start: a model call's span may stay open while the call it decided runs),
+  or its output draws on it (from its end) (:func:`reads`). A step whose content shows no uptake decides
   nothing: a cosmetic span between two independent calls does not make them dependent. A
   model step that recorded no content at all (no text, no fingerprint) is read from timing
   alone, at :data:`TIMING_CONFIDENCE`;
