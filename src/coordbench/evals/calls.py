@@ -79,11 +79,11 @@ def message_text(value: object) -> str | None:
     """The text of a captured ``gen_ai.input.messages``/``output.messages`` attribute (parts joined).
 
     Text and reasoning parts give their ``content`` (a text repeated word for word is read once);
-    tool calls their ``arguments`` and tool
-    results their ``response`` (the GenAI conventions' ``tool_call`` and ``tool_call_response``
-    parts: a model step that was given an agent's answer as a tool result has read it), the
-    strings inside them joined. At most :data:`MESSAGE_TEXT_LIMIT` characters; an attribute
-    that is not the GenAI JSON shape is read as plain text.
+    tool calls their ``arguments`` and tool results their ``response`` (the GenAI conventions'
+    ``tool_call`` and ``tool_call_response`` parts: a model step that was given an agent's
+    answer as a tool result has read it), the strings inside them joined. At most
+    :data:`MESSAGE_TEXT_LIMIT` characters; an attribute that is not the GenAI JSON shape is read
+    as plain text.
     """
     if not isinstance(value, str) or not value:
         return None
@@ -113,8 +113,8 @@ def message_text(value: object) -> str | None:
 def json_strings(value: object) -> str:
     """The strings inside a JSON value (a tool call's arguments, a tool's result), in order, one per line.
 
-    At most :data:`MESSAGE_TEXT_LIMIT` characters, and 10,000 values read (a hostile span's
-    nesting costs no more).
+    At most :data:`MESSAGE_TEXT_LIMIT` characters, and :data:`_MAX_VALUES` values read (a hostile
+    span's nesting costs no more).
     """
     into: list[str] = []
     stack: list[object] = [value]

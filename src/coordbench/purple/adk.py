@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
-import os
 import re
 import sys
 from collections.abc import AsyncGenerator, Mapping, Sequence
@@ -35,6 +34,7 @@ from typing import Any
 
 from coordbench.errors import ConfigurationError
 from coordbench.llmendpoint import LLMEndpoint
+from coordbench.purple.llm import max_tokens_from_env
 from coordbench.purple.roles import ROLES
 
 __all__ = ["COORDINATOR_TOKENS", "coordinator_agent", "main", "member_agent", "model_from_env", "serve_app"]
@@ -70,9 +70,7 @@ def model_from_env(env: Mapping[str, str] | None = None, *, least_tokens: int = 
     endpoint = LLMEndpoint.from_env("PURPLE_LLM", env, default_model="gpt-4o-mini")
     if endpoint.base_url is None or endpoint.api_key is None:
         raise ConfigurationError("an ADK team needs a model: set PURPLE_LLM_BASE_URL and PURPLE_LLM_API_KEY")
-    raw = (os.environ if env is None else env).get("PURPLE_LLM_MAX_TOKENS", "").strip()
-    if raw and not (raw.isdigit() and 1 <= int(raw) <= 4096):
-        raise ConfigurationError(f"PURPLE_LLM_MAX_TOKENS must be a whole number from 1 to 4096, got {raw!r}")
+    max_tokens = max(max_tokens_from_env(env), least_tokens)
     from google.adk.models.lite_llm import LiteLlm
 
     return LiteLlm(
@@ -80,7 +78,7 @@ def model_from_env(env: Mapping[str, str] | None = None, *, least_tokens: int = 
         api_base=endpoint.base_url,
         api_key=endpoint.api_key.get_secret_value(),
         temperature=0,
-        max_tokens=max(int(raw) if raw else 400, least_tokens),
+        max_tokens=max_tokens,
         timeout=endpoint.timeout if endpoint.timeout is not None else 600.0,
     )
 

@@ -22,11 +22,25 @@ from coordbench.redaction import redact, register_secret
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletion
 
-__all__ = ["LLMBackend"]
+__all__ = ["DEFAULT_MAX_TOKENS", "LLMBackend", "max_tokens_from_env"]
 
 logger = logging.getLogger(__name__)
 
 _MAX_PROMPT = 12_000
+DEFAULT_MAX_TOKENS = 400
+"""Most tokens a member's contribution may take unless ``PURPLE_LLM_MAX_TOKENS`` says otherwise."""
+
+
+def max_tokens_from_env(env: Mapping[str, str] | None = None) -> int:
+    """``PURPLE_LLM_MAX_TOKENS`` (1 to 4096), else :data:`DEFAULT_MAX_TOKENS`.
+
+    Raises:
+        ConfigurationError: (a ValueError) If it is set and not a whole number from 1 to 4096.
+    """
+    raw = (os.environ if env is None else env).get("PURPLE_LLM_MAX_TOKENS", "").strip()
+    if raw and not (raw.isdigit() and 1 <= int(raw) <= 4096):
+        raise ConfigurationError(f"PURPLE_LLM_MAX_TOKENS must be a whole number from 1 to 4096, got {raw!r}")
+    return int(raw) if raw else DEFAULT_MAX_TOKENS
 
 
 class LLMBackend:
@@ -67,11 +81,8 @@ class LLMBackend:
         if endpoint.base_url is None or endpoint.api_key is None:
             return None
         timeout = endpoint.timeout if endpoint.timeout is not None else 60.0
-        raw = (os.environ if env is None else env).get("PURPLE_LLM_MAX_TOKENS", "").strip()
-        if raw and not (raw.isdigit() and 1 <= int(raw) <= 4096):
-            raise ConfigurationError(f"PURPLE_LLM_MAX_TOKENS must be a whole number from 1 to 4096, got {raw!r}")
         return cls(endpoint.base_url, endpoint.api_key.get_secret_value(), endpoint.model, timeout=timeout,
-                   max_tokens=int(raw) if raw else 400)  # fmt: skip
+                   max_tokens=max_tokens_from_env(env))  # fmt: skip
 
     async def contribute(self, role: str, name: str, work: Work) -> str | None:
         """The model's contribution, or ``None`` after logging why it could not give one."""
