@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 
 from coordbench.cli.assess import assess
+from coordbench.cli.attribute import attribute
 from coordbench.cli.compare import compare
 from coordbench.cli.demo import demo
 from coordbench.cli.evaluate import evaluate
@@ -34,6 +35,7 @@ app.command("demo")(demo)
 app.command("green")(green)
 app.command("assess")(assess)
 app.command("evaluate")(evaluate)
+app.command("attribute")(attribute)
 app.command("receiver")(receiver)
 app.command("groundtruth")(groundtruth)
 app.command("purple")(purple)

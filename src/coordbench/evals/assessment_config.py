@@ -44,6 +44,8 @@ class ScenarioConfig(BaseModel):
             (ground-truth mode).
         label: The label the pattern should get (ground-truth mode).
         description: Free text.
+        expected: The correct answer, when known: a failed scenario's attribution follows what
+            the team's answer carries beyond it, and what it lacks, back to the agents.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -55,6 +57,7 @@ class ScenarioConfig(BaseModel):
     interaction_pattern: InteractionPattern | None = None
     label: Label | None = None
     description: str = Field(default="", max_length=10_000)
+    expected: str = Field(default="", max_length=100_000)
 
     @model_validator(mode="after")
     def _live_or_pattern(self) -> ScenarioConfig:
@@ -75,6 +78,7 @@ class ScenarioConfig(BaseModel):
             references=self.references,
             expected_label=self.label,
             description=self.description,
+            expected=self.expected,
         )
 
 

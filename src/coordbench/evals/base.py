@@ -69,6 +69,8 @@ class EvalScenario(BaseModel):
         references: Reference texts the team's answer is compared with (e.g. human reviews).
         expected_label: The coordination label the scenario should produce, when known.
         description: Free text for humans.
+        expected: The correct answer, when known: failure attribution follows what the team's
+            answer carries beyond it, and what it lacks, back to the agents.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -78,6 +80,7 @@ class EvalScenario(BaseModel):
     references: list[str] = Field(default_factory=list[str], max_length=100)
     expected_label: Label | None = None
     description: str = Field(default="", max_length=10_000)
+    expected: str = Field(default="", max_length=100_000)
 
 
 class TeamOutcome(BaseModel):

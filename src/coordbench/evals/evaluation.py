@@ -26,6 +26,7 @@ from pydantic import (
     model_validator,
 )
 
+from coordbench.evals.attribution.model import Attribution
 from coordbench.evals.coordination import CoordinationResult
 from coordbench.evals.judge import JudgeResult
 from coordbench.evals.latency import LatencyResult
@@ -138,6 +139,8 @@ class ScenarioEvaluation(BaseModel):
         score: The overall score and its parts.
         passed: ``score.overall`` reached the configured pass threshold and the team answered
             (in live mode: a team that delivered no answer never passes).
+        attribution: Which agent and step made the scenario fail, with the evidence: present
+            when it did not pass (or when attribution was asked for every scenario).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -147,6 +150,15 @@ class ScenarioEvaluation(BaseModel):
     failures: list[EvaluatorFailure] = Field(default_factory=list[EvaluatorFailure])
     score: Score
     passed: bool
+    attribution: Attribution | None = None
+
+    @model_serializer(mode="wrap")
+    def _written(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Without an attribution, no ``attribution`` key: a passing scenario's line is what it always was."""
+        data: dict[str, Any] = handler(self)
+        if data.get("attribution") is None:
+            data.pop("attribution", None)
+        return data
 
     def to_json(self) -> str:
         """Canonical JSON: the same spans and configuration give the same bytes."""

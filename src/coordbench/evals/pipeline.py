@@ -6,11 +6,12 @@ import asyncio
 import logging
 import time
 from collections.abc import Sequence
-from typing import cast
+from typing import Literal, cast
 
 from pydantic import BaseModel
 
 from coordbench.errors import ConfigurationError
+from coordbench.evals.attribution import Attribution, attribute
 from coordbench.evals.base import EvalContext, Evaluator, select_evaluators
 from coordbench.evals.config import EvalConfig
 from coordbench.evals.evaluation import RESERVED, EvaluatorFailure, EvaluatorResults, ScenarioEvaluation
@@ -18,9 +19,14 @@ from coordbench.evals.graph import GraphEvaluator
 from coordbench.evals.scoring import combine
 from coordbench.graph.metrics.registry import select_metrics
 
-__all__ = ["EvalPipeline", "run_evaluator"]
+__all__ = ["ATTRIBUTION", "EvalPipeline", "run_evaluator"]
 
 logger = logging.getLogger(__name__)
+
+ATTRIBUTION = "attribution"
+"""The name failure attribution's own failure is reported under (beside the evaluators')."""
+ATTRIBUTION_TIER = 5
+"""It runs after every evaluator's tier."""
 
 
 def _run_blocking(evaluator: Evaluator, ctx: EvalContext) -> BaseModel:
@@ -68,8 +74,14 @@ class EvalPipeline:
         if any(e.name == GraphEvaluator.name for e in self.evaluators):
             select_metrics(self.config.metrics, self.config.disabled_metrics)
 
-    async def run(self, ctx: EvalContext) -> ScenarioEvaluation:
-        """Evaluate ``ctx``; one evaluator's failure becomes a :class:`EvaluatorFailure` entry."""
+    async def run(self, ctx: EvalContext, *, attribution: Literal["failed", "always"] = "failed") -> ScenarioEvaluation:
+        """Evaluate ``ctx``; one evaluator's failure becomes a :class:`EvaluatorFailure` entry.
+
+        Args:
+            ctx: The scenario.
+            attribution: ``failed``: attribute the failure of a scenario that did not pass
+                (:mod:`coordbench.evals.attribution`); ``always``: every scenario's, as if it failed.
+        """
         failures: list[EvaluatorFailure] = []
         scores: dict[str, float | None] = {}
         for evaluator in self.evaluators:
@@ -96,12 +108,22 @@ class EvalPipeline:
             ctx.results[evaluator.name] = result
             scores[evaluator.name] = score
         score = combine(scores, self.config.weights)
-        evaluation = ScenarioEvaluation(
+        # a team that delivered no answer never passes, whatever a judge made of its process
+        passed = score.overall >= self.config.pass_threshold and (ctx.outcome is None or ctx.outcome.succeeded)
+        blamed: Attribution | None = None
+        if not passed or attribution == "always":
+            try:
+                blamed = await asyncio.wait_for(asyncio.to_thread(attribute, ctx), timeout=self.config.evaluator_timeout)
+            except Exception as exc:  # reported beside the evaluators' failures, never fatal
+                why = f"timed out after {self.config.evaluator_timeout:g} s" if isinstance(exc, TimeoutError) else (
+                    f"{type(exc).__name__}: {exc}")
+                logger.warning("attribution on scenario %r failed: %s", ctx.scenario.id, why)
+                failures.append(EvaluatorFailure(evaluator=ATTRIBUTION, tier=ATTRIBUTION_TIER, error=why))
+        return ScenarioEvaluation(
             scenario=ctx.scenario.id,
             results=EvaluatorResults.of(ctx.results),
             failures=failures,
             score=score,
-            # a team that delivered no answer never passes, whatever a judge made of its process
-            passed=score.overall >= self.config.pass_threshold and (ctx.outcome is None or ctx.outcome.succeeded),
+            passed=passed,
+            attribution=blamed,
         )
-        return evaluation

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Coroutine, Iterable, Sequence
-from typing import Any, ParamSpec, TypeVar, cast
+from typing import Any, Literal, ParamSpec, TypeVar, cast
 
 from coordbench import semconv
 from coordbench.evals.assessment_config import AssessmentConfig, validate_config
@@ -31,7 +31,7 @@ from coordbench.spans import SpanData, StatusCode
 from coordbench.spantree import SpanTree, is_agent_call
 from coordbench.steps import CallType, call_type_of
 
-__all__ = ["recorded_config", "replay", "replay_config", "replay_sync", "scenario_spans"]
+__all__ = ["recorded_config", "replay", "replay_config", "replay_sync", "scenario_contexts", "scenario_spans"]
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -56,11 +56,12 @@ def _strings(span: SpanData, key: str) -> list[str]:
 
 
 def _recorded_scenario(top: SpanData, scenario_id: str) -> EvalScenario:
-    """What the assessor recorded about a scenario: its task and reference texts."""
+    """What the assessor recorded about a scenario: its task, reference texts and correct answer."""
     return EvalScenario(
         id=scenario_id,
         task=(top.attribute_str(semconv.COORDBENCH_SCENARIO_TASK) or "")[:100_000],
         references=_strings(top, semconv.COORDBENCH_SCENARIO_REFERENCES)[:100],
+        expected=(top.attribute_str(semconv.COORDBENCH_SCENARIO_EXPECTED) or "")[:100_000],
     )
 
 
@@ -113,14 +114,15 @@ def scenario_spans(spans: Sequence[SpanData]) -> dict[str, list[SpanData]]:
     return out
 
 
-async def _evaluate_spans(
+def scenario_contexts(
     spans: Sequence[SpanData],
     *,
     config: EvalConfig,
-    scenarios: Iterable[EvalScenario],
-    participants: Iterable[str],
-) -> list[ScenarioEvaluation]:
-    """Evaluate stored spans: per scenario for an assessment's trace, else the whole trace.
+    scenarios: Iterable[EvalScenario] = (),
+    participants: Iterable[str] = (),
+    expected: str | None = None,
+) -> list[EvalContext]:
+    """What each scenario of stored spans is evaluated on: per scenario for an assessment's trace, else the whole trace.
 
     Args:
         spans: The spans (one or more traces).
@@ -128,45 +130,66 @@ async def _evaluate_spans(
         scenarios: What is known about the scenarios (references...), matched by id.
         participants: Agents expected to take part (default: those the assessor recorded on each
             scenario's span).
+        expected: The correct answer of every scenario (overrides what the scenarios say).
 
     Returns:
-        One evaluation per scenario, by scenario id.
+        One context per scenario, by scenario id.
     """
     known = {s.id: s for s in scenarios}
-    pipeline = EvalPipeline(config)
     tree = SpanTree(spans)
     tops = _scenario_tops(tree)
     declared = list(participants)
-    out: list[ScenarioEvaluation] = []
     if not tops:
         trace_ids = sorted(tree.trace_ids)
         scenario_id = trace_ids[0] if len(trace_ids) == 1 else f"{len(trace_ids)}-traces"
-        scenario = known.get(scenario_id, EvalScenario(id=scenario_id))
-        ctx = EvalContext.build(tree, scenario=scenario, config=config, participants=declared)
-        return [await pipeline.run(ctx)]
+        scenario = _expecting(known.get(scenario_id, EvalScenario(id=scenario_id)), expected)
+        return [EvalContext.build(tree, scenario=scenario, config=config, participants=declared)]
+    out: list[EvalContext] = []
     for top in tops:
         scenario_id = top.attribute_str(semconv.COORDBENCH_SCENARIO_ID) or top.span_id
         subtree = SpanTree(tree.subtree(top.span_id)[0])
         host = tree.agent_of(top)
-        scenario = known.get(scenario_id) or _recorded_scenario(top, scenario_id)
+        scenario = _expecting(known.get(scenario_id) or _recorded_scenario(top, scenario_id), expected)
         # as the assessor judged it: the scenario's subtree, its parent (the assessment's root) open
         completeness = subtree.completeness(
             top.trace_id, 0.0, open_spans={top.parent_span_id} if top.parent_span_id else set()
         )
         recorded = top.attributes.get(semconv.COORDBENCH_SCENARIO_PARTICIPANTS)
         members = declared or ([str(m) for m in recorded] if isinstance(recorded, list | tuple) else [])
-        ctx = EvalContext.build(
-            subtree,
-            scenario=scenario,
-            config=config,
-            hosts=[host] if host else [],
-            participants=members,
-            completeness=completeness,
-            outcome=_outcome(tree, top, host),
-            unreachable=_unreachable(top),
+        out.append(
+            EvalContext.build(
+                subtree,
+                scenario=scenario,
+                config=config,
+                hosts=[host] if host else [],
+                participants=members,
+                completeness=completeness,
+                outcome=_outcome(tree, top, host),
+                unreachable=_unreachable(top),
+            )
         )
-        out.append(await pipeline.run(ctx))
     return out
+
+
+async def _evaluate_spans(
+    spans: Sequence[SpanData],
+    *,
+    config: EvalConfig,
+    scenarios: Iterable[EvalScenario],
+    participants: Iterable[str],
+    attribution: Literal["failed", "always"] = "failed",
+    expected: str | None = None,
+) -> list[ScenarioEvaluation]:
+    """Evaluate stored spans (:func:`scenario_contexts`), attributing failures as ``attribution`` says."""
+    pipeline = EvalPipeline(config)
+    contexts = scenario_contexts(spans, config=config, scenarios=scenarios, participants=participants,
+                                 expected=expected)  # fmt: skip
+    return [await pipeline.run(ctx, attribution=attribution) for ctx in contexts]
+
+
+def _expecting(scenario: EvalScenario, expected: str | None) -> EvalScenario:
+    """``scenario`` with ``expected`` as its correct answer, when given."""
+    return scenario if expected is None else scenario.model_copy(update={"expected": expected})
 
 
 def replay_config(spans: Sequence[SpanData], config: AssessmentConfig | None = None) -> AssessmentConfig:
@@ -189,6 +212,8 @@ async def replay(
     scenarios: Iterable[EvalScenario] = (),
     participants: Iterable[str] = (),
     judge: JudgeConfig | None = None,
+    attribution: Literal["failed", "always"] = "failed",
+    expected: str | None = None,
 ) -> TraceEvaluation:
     """Evaluate one stored trace as its assessment did: the one replay every path uses.
 
@@ -201,6 +226,9 @@ async def replay(
         participants: Agents expected to take part (default: those the assessor recorded).
         judge: The LLM judge's endpoint (default: the environment's; without a key the
             rule-based judge answers). The config's ``judge_model`` applies to it.
+        attribution: ``failed``: attribute the failure of each scenario that did not pass;
+            ``always``: of every scenario (``coordbench attribute`` assumes the run failed).
+        expected: The correct answer of every scenario, when known (default: the scenarios').
 
     Raises:
         ConfigurationError: If the config (given or recorded) names an unknown evaluator or metric,
@@ -214,6 +242,8 @@ async def replay(
         config=assessment.eval_config(judge or JudgeConfig.from_env()),
         scenarios=known.values(),
         participants=participants,
+        attribution=attribution,
+        expected=expected,
     )
     return TraceEvaluation(trace_id=trace_id, evaluations=evaluations)
 

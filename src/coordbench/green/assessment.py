@@ -68,6 +68,8 @@ def scenario_attributes(scenario: ScenarioConfig, members: list[str], unreachabl
         semconv.COORDBENCH_SCENARIO_TASK: scenario.task[:OUTPUT_LIMIT],
         semconv.COORDBENCH_SCENARIO_REFERENCES: references,
     }
+    if scenario.expected:
+        attributes[semconv.COORDBENCH_SCENARIO_EXPECTED] = scenario.expected[:OUTPUT_LIMIT]
     if unreachable:
         attributes[semconv.COORDBENCH_SCENARIO_UNREACHABLE] = [
             f"{name}: {why}" for name, why in sorted(unreachable.items())

@@ -33,6 +33,7 @@ from pydantic import (
 )
 
 from coordbench.errors import CoordbenchError, describe_validation_error
+from coordbench.evals.attribution.model import Attribution
 from coordbench.evals.base import TeamOutcome
 from coordbench.evals.coordination import CoordinationResult
 from coordbench.evals.evaluation import EvaluatorFailure, EvaluatorResults
@@ -69,7 +70,9 @@ class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="allow")
 
 
-_OPTIONAL_KEYS = frozenset({"scenario", "repeat", "score_components", "evaluator_failures", "results", "completeness"})
+_OPTIONAL_KEYS = frozenset(
+    {"scenario", "repeat", "score_components", "evaluator_failures", "results", "completeness", "attribution"}
+)
 """A scenario entry's keys written only when they have a value (the others are always written, null or not)."""
 
 
@@ -98,6 +101,8 @@ class ScenarioEntry(_Model):
         evaluator_failures: Evaluators that failed (evaluated scenarios only).
         results: Each evaluator's result as plain data, by evaluator name (evaluated scenarios only).
         completeness: The trace's completeness (see :class:`coordbench.spantree.Completeness`).
+        attribution: Which agent and step made the scenario fail, with the evidence (failed
+            scenarios only; :mod:`coordbench.evals.attribution`).
     """
 
     id: str
@@ -121,6 +126,7 @@ class ScenarioEntry(_Model):
     evaluator_failures: list[EvaluatorFailure] | None = None
     results: dict[str, Any] | None = None
     completeness: dict[str, Any] | None = None
+    attribution: Attribution | None = None
     _read: tuple[object, EvaluatorResults] | None = PrivateAttr(default=None)
 
     @model_serializer(mode="wrap")

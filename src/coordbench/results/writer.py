@@ -207,6 +207,7 @@ def _scenario_entry(report: ScenarioReport) -> ScenarioEntry:
         evaluator_failures=list(evaluation.failures) if evaluation else None,
         results=evaluation.results.model_dump(mode="json") if evaluation else None,
         completeness=completeness or None,
+        attribution=evaluation.attribution if evaluation else None,
     )
 
 

@@ -1,0 +1,70 @@
+"""Attributing one scenario's failure: the conversation read, the rules applied, the candidates ranked."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from coordbench.evals.attribution.model import Attribution
+from coordbench.evals.attribution.rank import rank
+from coordbench.evals.attribution.rules import findings
+from coordbench.evals.attribution.said import Conversation
+from coordbench.evals.base import EvalContext
+from coordbench.evals.evidence import TeamTrace
+from coordbench.spantree import SpanTree
+
+__all__ = ["attribute", "attribute_trace"]
+
+
+def attribute_trace(
+    tree: SpanTree,
+    *,
+    hosts: Iterable[str] = (),
+    members: Iterable[str] = (),
+    answer: str | None = None,
+    expected: str | None = None,
+    unreachable: Mapping[str, str] | None = None,
+    trace: TeamTrace | None = None,
+) -> Attribution:
+    """Which agent and which span made the run in ``tree`` fail (it is assumed to have failed).
+
+    Args:
+        tree: The spans.
+        hosts: The assessor's agents (they hand out the task; never blamed).
+        members: The agents expected to take part.
+        answer: The team's answer as recorded elsewhere (default: read from the trace).
+        expected: The correct answer, when known: what the team's answer carries beyond it is
+            followed back to where it came from, and what it lacks to who lost it.
+        unreachable: Members that could not be reached, with why.
+        trace: The calls already classified (:meth:`TeamTrace.build` of ``tree`` and ``hosts``).
+
+    Returns:
+        The attribution; ``agent`` is ``None`` with the reason when none can be named.
+    """
+    trace = trace or TeamTrace.build(tree, hosts)
+    expected = expected.strip() if expected and expected.strip() else None
+    conv = Conversation(trace, answer if answer and answer.strip() else None, unreachable)
+    agents = set(conv.agents) | set(unreachable or {})
+    if not any(not c.by_host for c in trace.calls) and not unreachable:
+        return Attribution(agent=None, span_id=None, confidence=0.0, failure_visible=False,
+                           reason="the trace has no call between agents: there is no team to attribute a "
+                           f"failure within ({len(agents)} agent{'s' if len(agents) != 1 else ''} seen)")  # fmt: skip
+    if len(agents) < 2:
+        return Attribution(agent=None, span_id=None, confidence=0.0, failure_visible=False,
+                           reason="the trace shows a single agent: no team to attribute a failure within")  # fmt: skip
+    found = findings(conv, expected=expected, members=sorted(set(members) - set(trace.hosts)))
+    return rank(conv, found, expected=expected is not None)
+
+
+def attribute(ctx: EvalContext, *, expected: str | None = None) -> Attribution:
+    """Which agent and which span made the scenario in ``ctx`` fail (see :func:`attribute_trace`).
+
+    ``expected`` defaults to the scenario's expected answer, when it has one.
+    """
+    return attribute_trace(
+        ctx.tree,
+        hosts=ctx.hosts,
+        members=ctx.participants,
+        answer=ctx.outcome.output if ctx.outcome is not None else None,
+        expected=expected if expected is not None else (ctx.scenario.expected or None),
+        unreachable=ctx.unreachable,
+    )
