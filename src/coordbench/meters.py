@@ -213,6 +213,14 @@ _EVALUATION = [
         (*_TS, "evidence"),
     ),
     Instrument(
+        "coordbench.attributions",
+        "counter",
+        "{scenario}",
+        "Failed scenarios by the agent failure attribution named responsible and the rule that found it "
+        "('none': no agent could be named).",
+        (*_TS, "agent", "rule"),
+    ),
+    Instrument(
         "coordbench.judge.skipped",
         "counter",
         "{trace}",
@@ -244,6 +252,8 @@ class ScenarioFigures:
         critical_path_s: The critical path's length.
         fired: The evidence that fired.
         hubs: Each hub and the median time it took to answer a request (seconds).
+        blamed: For a failed scenario, the agent failure attribution named (``none`` when it
+            could name none) and the rule that found it; ``None`` when nothing was attributed.
     """
 
     scenario: str
@@ -256,6 +266,7 @@ class ScenarioFigures:
     critical_path_s: float | None
     fired: tuple[str, ...]
     hubs: tuple[tuple[str, float], ...]
+    blamed: tuple[str, str] | None = None
 
 
 class BoundedLabels:
@@ -421,6 +432,10 @@ class BackendMeters:
                     self._histograms[name].record(value, labels)
             for evidence in figure.fired or (NO_EVIDENCE,):  # a clean scenario is counted too: a series from the start
                 self.add("coordbench.evidence", {**labels, "evidence": self.labels("evidence", evidence)})
+            if figure.blamed is not None:
+                agent, rule = figure.blamed
+                self.add("coordbench.attributions",
+                         {**labels, "agent": self.labels("agent", agent), "rule": rule})  # fmt: skip
             for hub, seconds in figure.hubs:
                 self._histograms["coordbench.hub.request.duration"].record(
                     seconds, {**labels, "hub": self.labels("hub", hub)}

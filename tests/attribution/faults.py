@@ -34,30 +34,42 @@ HOST = "assessor"
 BASE = 1_767_225_600_000 * MS  # 2026-01-01, so the traces' times look like real ones
 
 TOPICS: tuple[tuple[str, dict[str, tuple[str, str]]], ...] = (
-    ("the harbour bridge renovation", {
-        "research": ("the deck has {n} corroded girders", "14"),
-        "analysis": ("the repair budget is {n} million euros", "42"),
-        "planning": ("the works take {n} months with two lanes open", "18"),
-        "review": ("the inspection found {n} cracked rivets on the north pylon", "230"),
-    }),
-    ("the hospital wing expansion", {
-        "research": ("the new wing adds {n} beds for intensive care", "64"),
-        "analysis": ("construction costs {n} million dollars in total", "87"),
-        "planning": ("the crane permit expires after {n} weeks", "26"),
-        "review": ("fire exits must sit within {n} metres of each ward", "35"),
-    }),
-    ("the regional rail timetable", {
-        "research": ("peak trains carry {n} passengers per hour", "9400"),
-        "analysis": ("the upgrade needs {n} new carriages from the supplier", "120"),
-        "planning": ("signalling work closes the line for {n} weekends", "6"),
-        "review": ("the safety audit flagged {n} level crossings", "17"),
-    }),
-    ("the coastal flood defence", {
-        "research": ("sea level rose {n} millimetres since the last survey", "48"),
-        "analysis": ("the new barrier costs {n} million pounds", "310"),
-        "planning": ("dredging needs {n} barges working in shifts", "11"),
-        "review": ("the model shows {n} homes at risk in spring tides", "2100"),
-    }),
+    (
+        "the harbour bridge renovation",
+        {
+            "research": ("the deck has {n} corroded girders", "14"),
+            "analysis": ("the repair budget is {n} million euros", "42"),
+            "planning": ("the works take {n} months with two lanes open", "18"),
+            "review": ("the inspection found {n} cracked rivets on the north pylon", "230"),
+        },
+    ),
+    (
+        "the hospital wing expansion",
+        {
+            "research": ("the new wing adds {n} beds for intensive care", "64"),
+            "analysis": ("construction costs {n} million dollars in total", "87"),
+            "planning": ("the crane permit expires after {n} weeks", "26"),
+            "review": ("fire exits must sit within {n} metres of each ward", "35"),
+        },
+    ),
+    (
+        "the regional rail timetable",
+        {
+            "research": ("peak trains carry {n} passengers per hour", "9400"),
+            "analysis": ("the upgrade needs {n} new carriages from the supplier", "120"),
+            "planning": ("signalling work closes the line for {n} weekends", "6"),
+            "review": ("the safety audit flagged {n} level crossings", "17"),
+        },
+    ),
+    (
+        "the coastal flood defence",
+        {
+            "research": ("sea level rose {n} millimetres since the last survey", "48"),
+            "analysis": ("the new barrier costs {n} million pounds", "310"),
+            "planning": ("dredging needs {n} barges working in shifts", "11"),
+            "review": ("the model shows {n} homes at risk in spring tides", "2100"),
+        },
+    ),
 )
 PARTS = ("research", "analysis", "planning", "review")
 WRONG = {"14": "41", "42": "97", "18": "81", "230": "23", "64": "46", "87": "78", "26": "62", "35": "53",
@@ -524,7 +536,8 @@ def build(shape: str, fault: str, k: int) -> tuple[list[SpanData], dict[str, Any
     pool = list(members)
     if shape == "tree":
         pool = {"drop": ["lead", "planner"], "stop_early": ["planner"], "relay_changed": ["lead"]}.get(
-            fault, [m for m in members if m != "lead"])
+            fault, [m for m in members if m != "lead"]
+        )
     if shape == "chain" and fault == "relay_changed":
         pool = list(members[1:-1])  # a member between two others changes what it hands on
     target = rng.choice(pool)

@@ -161,14 +161,18 @@ def attribute(
     token: Annotated[str | None, typer.Option(help="Bearer token for the receivers.")] = None,
     expected: Annotated[
         str | None,
-        typer.Option(help="The correct answer, when known: what the team's answer carries beyond it, and what it "
-                     "lacks, is followed back to the agents [default: the scenario's, when it recorded one]."),
+        typer.Option(
+            help="The correct answer, when known: what the team's answer carries beyond it, and what it "
+            "lacks, is followed back to the agents [default: the scenario's, when it recorded one]."
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object per scenario, one a line.")] = False,
     labels: Annotated[
         Path | None,
-        typer.Option(help="A labelled set's truth ({\"runs\": [{\"trace_id\", \"agent\", \"span_id\", "
-                     "\"expected\"}]}): print the accuracy against it, beside trivial baselines, instead."),
+        typer.Option(
+            help='A labelled set\'s truth ({"runs": [{"trace_id", "agent", "span_id", '
+            '"expected"}]}): print the accuracy against it, beside trivial baselines, instead.'
+        ),
     ] = None,
     output: Annotated[Path | None, typer.Option(help="Write the output here (default: standard output).")] = None,
 ) -> None:

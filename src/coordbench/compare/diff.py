@@ -19,7 +19,8 @@ a longer critical path), an *improvement* otherwise. Only the score, the answer 
 coordination qualities and the parts are *scored*: the shape (centralisation, the hub's share)
 is described and latencies depend on the machine, so they are shown and can be named in
 ``--fail-on`` rules, but never make a comparison a regression on their own. Evidence that fired
-in most head runs and in no base run is a regression too.
+in most head runs and in no base run is a regression too, and so is a new cause of failure: most
+head runs failed and attribution blamed an agent and rule (``cause.<rule>``) no base run was.
 """
 
 from __future__ import annotations
@@ -194,6 +195,26 @@ def _evidence(one: Sequence[ScenarioEntry], other: Sequence[ScenarioEntry]) -> l
     ]
 
 
+def _causes(entries: Sequence[ScenarioEntry]) -> Counter[tuple[str, str]]:
+    """In how many runs attribution named each cause of failure: ``(cause.<rule>, agent)``."""
+    found: Counter[tuple[str, str]] = Counter()
+    for entry in entries:
+        blamed = entry.attribution
+        if blamed is not None and blamed.agent is not None and blamed.rule is not None:
+            found[(f"cause.{blamed.rule}", blamed.agent)] += 1
+    return found
+
+
+def _new_causes(base: Sequence[ScenarioEntry], head: Sequence[ScenarioEntry]) -> list[EvidenceChange]:
+    """Causes of failure the head's runs were attributed and no base run was (the same rule on the same agent)."""
+    before = _causes(base)
+    return [
+        EvidenceChange(evidence=cause, runs=(count, len(head)), agents=[agent])
+        for (cause, agent), count in sorted(_causes(head).items())
+        if (cause, agent) not in before
+    ]
+
+
 def _graph(base: Sequence[ScenarioEntry], head: Sequence[ScenarioEntry]) -> GraphChange:
     def shape(entries: Sequence[ScenarioEntry]) -> tuple[set[str], set[str], str | None]:
         agents: set[str] = set()
@@ -264,6 +285,7 @@ def _scenario(name: str, base: Sequence[ScenarioEntry], head: Sequence[ScenarioE
         deltas=deltas + _latencies(base, head),
         evidence_new=_evidence(head, base),
         evidence_cleared=_evidence(base, head),
+        causes_new=_new_causes(base, head),
         graph=_graph(base, head),
         critical_path=PathChange(joined=sorted(path_head - path_base), left=sorted(path_base - path_head)),
         trace_ids=([e.trace_id for e in base if e.trace_id], [e.trace_id for e in head if e.trace_id]),

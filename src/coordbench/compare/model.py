@@ -118,6 +118,8 @@ class ScenarioComparison(BaseModel):
             critical path, centralisation, the hub's share, then each agent's latency.
         evidence_new: Evidence that fired in the head and in no base run.
         evidence_cleared: Evidence that fired in the base and in no head run.
+        causes_new: Causes of failure (``cause.<rule>``, with the agent attribution named) found in
+            the head's failed runs and in no base run: a run that now fails, or fails another way.
         graph: How the agent graph changed.
         critical_path: How the critical path changed.
         trace_ids: The traces of each side's runs (for the waterfalls).
@@ -130,6 +132,7 @@ class ScenarioComparison(BaseModel):
     deltas: list[Delta]
     evidence_new: list[EvidenceChange] = Field(default_factory=list[EvidenceChange])
     evidence_cleared: list[EvidenceChange] = Field(default_factory=list[EvidenceChange])
+    causes_new: list[EvidenceChange] = Field(default_factory=list[EvidenceChange])
     graph: GraphChange = Field(default_factory=GraphChange)
     critical_path: PathChange = Field(default_factory=PathChange)
     trace_ids: tuple[list[str], list[str]] = ([], [])
@@ -171,10 +174,10 @@ class Comparison(BaseModel):
     def regressed(self) -> bool:
         """Some scored figure, overall or of a scenario, got worse beyond the noise, or new evidence fired.
 
-        New evidence counts when it fired in most of the head's runs.
+        New evidence (or a new cause of failure) counts when it was found in most of the head's runs.
         """
         return any(d.scored and d.verdict == "regression" for d in self.overall) or any(
-            s.regressions or any(e.majority for e in s.evidence_new) for s in self.scenarios
+            s.regressions or any(e.majority for e in [*s.evidence_new, *s.causes_new]) for s in self.scenarios
         )
 
     def to_json(self) -> str:

@@ -65,7 +65,8 @@ _STARRED = "* described, not scored: the shape and the times are shown, never a 
 def facts(scenario: ScenarioComparison) -> list[str]:
     """The scenario's changes in words: evidence, graph, critical path."""
     lines: list[str] = []
-    for label, changes in (("new evidence", scenario.evidence_new), ("cleared evidence", scenario.evidence_cleared)):
+    for label, changes in (("new evidence", scenario.evidence_new), ("cleared evidence", scenario.evidence_cleared),
+                           ("new cause of failure", scenario.causes_new)):  # fmt: skip
         for change in changes:
             agents = f" ({', '.join(change.agents)})" if change.agents else ""
             lines.append(f"{label}: {change.evidence}{agents}, in {change.runs[0]} of {change.runs[1]} run(s)")

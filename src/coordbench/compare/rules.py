@@ -11,7 +11,8 @@ A rule list is comma-separated; each rule is one of:
   also a regression beyond the noise (:mod:`coordbench.compare.diff`): ``score<-0.05`` fails on a
   score that fell more than 0.05 and beyond its noise, never on noise.
 - ``new:<evidence>``: that evidence fired in most of the head's runs of a scenario and in none of
-  the base's (``new:idle_members`` or ``new:participation.idle_members``; ``new:*``: any).
+  the base's (``new:idle_members`` or ``new:participation.idle_members``; ``new:*``: any). A new
+  cause of failure is evidence too: ``new:cause`` (any), ``new:cause.failed_call`` (one rule).
 - ``regression``: any regression at all (a scored figure beyond the noise, or new evidence).
 """
 
@@ -89,12 +90,14 @@ class Rule:
                 if self._matches(delta):
                     found.append(f"{self.text}: scenario {scenario.scenario}: {_described(delta)}")
             if self.evidence is not None:
-                for change in scenario.evidence_new:
-                    wanted = self.evidence in ("*", change.evidence, change.name)
+                for change in [*scenario.evidence_new, *scenario.causes_new]:
+                    cause = change.evidence.startswith("cause.") and self.evidence == "cause"
+                    wanted = cause or self.evidence in ("*", change.evidence, change.name)
                     if wanted and change.majority:
                         agents = f" ({', '.join(change.agents)})" if change.agents else ""
+                        what = "was the cause of failure" if change.evidence.startswith("cause.") else "fired"
                         found.append(
-                            f"{self.text}: scenario {scenario.scenario}: {change.evidence} fired{agents} "
+                            f"{self.text}: scenario {scenario.scenario}: {change.evidence} {what}{agents} "
                             f"in {change.runs[0]} of {change.runs[1]} run(s), never in the base"
                         )
         return found

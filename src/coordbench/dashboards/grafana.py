@@ -151,6 +151,19 @@ PANELS: tuple[Panel, ...] = (
         kind="bargauge",
     ),
     Panel(
+        "Who failed",
+        "Failed scenarios in the last hour by the agent failure attribution named responsible and the rule that "
+        "found it (failed call, wrong content, lost content, gave up...: docs/attribution.md), by team.",
+        (
+            (
+                f"sum by (team, agent, rule) (increase({_name('coordbench.attributions')}{{{TEAM}}}[1h]))",
+                "{{team}}: {{agent}} ({{rule}})",
+            ),
+        ),
+        ("team", "agent", "rule"),
+        kind="bargauge",
+    ),
+    Panel(
         "Critical path (p90)",
         "90th percentile of the critical path: the chain of calls that decided how long a scenario took.",
         ((_quantile(0.9, "coordbench.trace.critical_path", "team"), "{{team}}"),),

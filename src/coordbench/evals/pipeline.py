@@ -113,10 +113,15 @@ class EvalPipeline:
         blamed: Attribution | None = None
         if not passed or attribution == "always":
             try:
-                blamed = await asyncio.wait_for(asyncio.to_thread(attribute, ctx), timeout=self.config.evaluator_timeout)
+                blamed = await asyncio.wait_for(
+                    asyncio.to_thread(attribute, ctx), timeout=self.config.evaluator_timeout
+                )
             except Exception as exc:  # reported beside the evaluators' failures, never fatal
-                why = f"timed out after {self.config.evaluator_timeout:g} s" if isinstance(exc, TimeoutError) else (
-                    f"{type(exc).__name__}: {exc}")
+                why = (
+                    f"timed out after {self.config.evaluator_timeout:g} s"
+                    if isinstance(exc, TimeoutError)
+                    else (f"{type(exc).__name__}: {exc}")
+                )
                 logger.warning("attribution on scenario %r failed: %s", ctx.scenario.id, why)
                 failures.append(EvaluatorFailure(evaluator=ATTRIBUTION, tier=ATTRIBUTION_TIER, error=why))
         return ScenarioEvaluation(

@@ -5,7 +5,9 @@ The GenAI semantic conventions define the event: a log record named
 ``gen_ai.evaluation.score.label`` and ``gen_ai.evaluation.explanation``, parented to the span it
 evaluates. Each evaluation emits, per scenario, ``coordbench.score`` (label ``pass``/``fail``),
 ``coordbench.coordination`` and ``coordbench.answer`` (labels ``good`` >= 0.75, ``fair`` >= 0.5,
-``poor``), with the trace's root span as parent, so a tracing UI that shows these events shows
+``poor``), and for a scenario that failed ``coordbench.attribution`` (score: the confidence; label:
+the agent named responsible, ``none`` when none could be; explanation: the finding), with the
+trace's root span as parent, so a tracing UI that shows these events shows
 our scores on the trace with no integration work. They are exported over OTLP (logs) when
 ``OTEL_EXPORTER_OTLP_LOGS_ENDPOINT`` is set.
 """

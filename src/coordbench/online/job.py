@@ -105,6 +105,10 @@ def _decode(rows: Sequence[SpanRow]) -> list[SpanData]:
     return spans
 
 
+NOBODY = "none"
+"""The agent (and rule) label of a failed scenario for which attribution could name no agent."""
+
+
 @dataclass(frozen=True)
 class JobRequest:
     """What the worker is asked.
@@ -255,6 +259,7 @@ def _figures(evaluation: ScenarioEvaluation, label: str, started: Mapping[str, f
         if p50 is not None:
             hubs.append((hub, p50 / 1000))
     metrics = graph.metrics if graph is not None else {}
+    blamed = evaluation.attribution
     critical = _number(latency.critical_path_ms) if latency is not None else None
     return ScenarioFigures(
         scenario=label,
@@ -267,6 +272,7 @@ def _figures(evaluation: ScenarioEvaluation, label: str, started: Mapping[str, f
         critical_path_s=None if critical is None else critical / 1000,
         fired=tuple(coordination.fired) if coordination is not None else (),
         hubs=tuple(hubs),
+        blamed=None if blamed is None else (blamed.agent or NOBODY, blamed.rule or NOBODY),
     )
 
 
@@ -303,6 +309,11 @@ def _events(evaluation: ScenarioEvaluation, label: str) -> list[EvaluationEvent]
             stated = _number(value)
             if stated is not None:
                 events.append(EvaluationEvent(name, stated, quality_label(stated), why, label))
+    blamed = evaluation.attribution
+    if blamed is not None:  # a failed scenario: who, with how much confidence, and why
+        confidence = _number(blamed.confidence) or 0.0
+        events.append(EvaluationEvent("coordbench.attribution", confidence, blamed.agent or NOBODY,
+                                      _cut(blamed.reason), label))  # fmt: skip
     return events
 
 

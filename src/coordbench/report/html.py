@@ -3,7 +3,8 @@
 It shows, per scenario: the agent graph, a waterfall of the scenario's spans with the critical
 path, the graph metrics against their thresholds and the flags that fired, the coordination
 score part by part with its evidence, the evaluators' scores and weights, the judge's reasoning,
-strengths and weaknesses, and the trace's completeness. Every number shown carries its exact
+strengths and weaknesses, the trace's completeness, and for a failed scenario which agent and
+step made it fail (marked in the graph and the waterfall) with the chain of evidence in words. Every number shown carries its exact
 value in a ``data-value`` attribute, so a test (or a script) can check the page against
 ``results.json``. :func:`render_comparison` puts several assessments' graphs side by side.
 
@@ -64,12 +65,14 @@ def scenario_graph(entry: ScenarioEntry | None, title: str) -> Markup:
     coordination = entry.coordination() if entry is not None else None
     parts = coordination.parts if coordination is not None else {}
     limited = sorted({a for name in _HELD_UP if name in parts and parts[name].fired for a in parts[name].agents})
+    blamed = entry.attribution.agent if entry is not None and entry.attribution is not None else None
     return agent_graph_svg(
         graph.agents,
         graph.edges,
         bottlenecks=graph.detections.bottleneck_agents,
         isolated=graph.detections.isolated_agents,
         limited=limited,
+        blamed=blamed,
         title=title,
     )
 
@@ -182,7 +185,10 @@ def _scenario(entry: ScenarioEntry, spans: Sequence[SpanData] | None) -> dict[st
         "evaluators": _evaluators(entry),
         "judge": _judge(entry.judge()),
         "completeness": _completeness(entry),
-        "waterfall_svg": waterfall_svg(spans) if spans else None,
+        "attribution": entry.attribution,
+        "waterfall_svg": waterfall_svg(spans, decisive=entry.attribution.span_id if entry.attribution else None)
+        if spans
+        else None,
     }
 
 

@@ -27,6 +27,8 @@ _W, _H, _PAD = 560, 400, 60
 _LEGEND = 30
 """Room under the legend's three rows before the topmost node."""
 _COLOURS = {"agent": "#3b6ea8", "host": "#7a7a7a", "limited": "#c0392b", "isolated": "#bbbbbb"}
+_BLAMED_RING = "#8e44ad"
+"""The ring of the agent failure attribution named responsible."""
 _FLAG_RING = "#e69a00"
 """The outline of an agent the PRD's rules flag as a bottleneck: a description of the shape, not a fault."""
 
@@ -72,6 +74,7 @@ class _Node:
     ring: str
     ring_width: float
     note: str
+    blamed: bool = False
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,7 @@ def agent_graph_svg(
     bottlenecks: Sequence[str] = (),
     isolated: Sequence[str] = (),
     limited: Sequence[str] = (),
+    blamed: str | None = None,
     title: str = "",
 ) -> Markup:
     """The agent graph: node size = load (requests served + calls made), edge width = calls.
@@ -107,6 +111,7 @@ def agent_graph_svg(
         isolated: Agents flagged as isolated (drawn grey, dashed).
         limited: Agents the coordination score judged to have held the team up (the agents its
             bottleneck part names, and those its parallelism part found serialising work): drawn red.
+        blamed: The agent failure attribution named (drawn with a thick purple ring, ``data-blamed``).
         title: Accessible title.
 
     Returns:
@@ -151,7 +156,9 @@ def agent_graph_svg(
         notes = [
             {"limited": "held the team up (judged)", "isolated": "isolated"}.get(kind, kind),
             *(["flagged bottleneck (the PRD's rule: described, not scored)"] if flagged else []),
+            *(["named responsible for the failure (attribution)"] if name == blamed else []),
         ]
+        ring, ring_width = (_BLAMED_RING, 5.0) if name == blamed else (_FLAG_RING, 3.5) if flagged else ("#222", 1.0)
         nodes.append(
             _Node(
                 name,
@@ -162,9 +169,10 @@ def agent_graph_svg(
                 _COLOURS.get(kind, _COLOURS["agent"]),
                 name in isolated,
                 load[name],
-                _FLAG_RING if flagged else "#222",
-                3.5 if flagged else 1.0,
+                ring,
+                ring_width,
                 "; ".join(notes),
+                name == blamed,
             )
         )
     legend = [
@@ -174,6 +182,8 @@ def agent_graph_svg(
                                  ("agent", _FLAG_RING, "flagged bottleneck (described)"),
                                  ("isolated", "#222", "isolated"))
     ]  # fmt: skip
+    if blamed is not None and blamed in position:
+        legend.append({"colour": _COLOURS["agent"], "ring": _BLAMED_RING, "text": "responsible for the failure"})
     return render(
         "graph.svg.j2",
         width=_W,
@@ -200,7 +210,13 @@ class _Bar:
 
 
 def waterfall_svg(
-    spans: Sequence[SpanData], *, width: int = 900, row: int = 16, limit: int = 400, span_ns: int | None = None
+    spans: Sequence[SpanData],
+    *,
+    width: int = 900,
+    row: int = 16,
+    limit: int = 400,
+    span_ns: int | None = None,
+    decisive: str | None = None,
 ) -> Markup:
     """Each span as a bar on a shared time axis, depth first; critical-path segments highlighted.
 
@@ -211,6 +227,8 @@ def waterfall_svg(
         limit: Spans drawn at most.
         span_ns: Time the axis covers from the first start (at least the spans' own): two
             waterfalls given the same one share a scale, so they line up.
+        decisive: The span failure attribution named decisive: outlined in purple, ``data-decisive``,
+            and drawn even past ``limit``.
 
     Returns:
         An ``<svg>`` element; bars carry ``data-span`` (span id), critical segments ``class="critical"``.
@@ -218,7 +236,10 @@ def waterfall_svg(
     tree = SpanTree(spans)
     if not len(tree):
         return Markup('<p class="empty">no spans</p>')
-    rows = list(tree.walk())[:limit]
+    walked = list(tree.walk())
+    rows = walked[:limit]
+    if decisive is not None and all(s.span_id != decisive for _, s in rows):
+        rows += [(d, s) for d, s in walked[limit:] if s.span_id == decisive]
     start = min(s.start_time_unix_nano for _, s in rows)
     end = max(s.end_time_unix_nano for _, s in rows)
     total = max(1, end - start, span_ns or 0)
@@ -257,6 +278,7 @@ def waterfall_svg(
         for span_id, _agent, seg_start, seg_end in StepTree(tree).critical_path().segments
         if span_id in index
     ]
+    marked = [{"x": bar.x - 2, "y": bar.y, "width": bar.width + 4} for bar in bars if bar.span_id == decisive]
     axis_y = top + len(rows) * row + 12
     ticks = [{"x": x(start + int(t * 1e6)), "text": _tick_text(t)} for t in _ticks(total / 1e6)]
     return render(
@@ -266,6 +288,8 @@ def waterfall_svg(
         row=row,
         rows=bars,
         critical=critical,
+        decisive=marked,
+        decisive_id=decisive,
         label_width=label_w,
         top=top,
         axis_y=axis_y,

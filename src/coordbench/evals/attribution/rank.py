@@ -83,14 +83,17 @@ def _chain(conv: Conversation, f: Finding) -> list[Link]:
         else:
             agent, span = c.call.callee, (c.server or c.span)
             text = c.reply_text
-            how = f"{c.call.callee} answered {c.call.caller}" if c.ok else (
-                f"{c.call.callee} → {c.call.caller} failed too ({c.call.error_type or c.call.state or 'error'})")
+            how = (
+                f"{c.call.callee} answered {c.call.caller}"
+                if c.ok
+                else (f"{c.call.callee} → {c.call.caller} failed too ({c.call.error_type or c.call.state or 'error'})")
+            )
         what = how
         if text and trail:
             held = frozenset(u for u in trail if u in units(text))
             what += f", carrying {weight(held) / weight(trail):.0%} of it: “{excerpt(text, sorted(held))}”"
         elif text:
-            what += f": “{excerpt(text)}”"
+            what += f": “{excerpt(text, [(f.agent.lower(),)])}”"
         if span.span_id != links[-1].span_id:  # the decisive span may be the first hop's own
             links.append(Link(span_id=span.span_id, agent=agent, what=what))
     if final.span.span_id != links[-1].span_id:
@@ -98,8 +101,9 @@ def _chain(conv: Conversation, f: Finding) -> list[Link]:
         what = "the team's answer"
         if trail:
             what += f" carries {weight(held) / weight(trail):.0%} of it"
+        around = sorted(held) if trail else [(f.agent.lower(),)]
         links.append(Link(span_id=final.span.span_id, agent=final.agent,
-                          what=f"{what}: “{excerpt(final.text, sorted(held))}”"))  # fmt: skip
+                          what=f"{what}: “{excerpt(final.text, around)}”"))  # fmt: skip
     return links
 
 

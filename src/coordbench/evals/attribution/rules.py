@@ -22,6 +22,7 @@ __all__ = ["STRENGTH", "Finding", "findings"]
 STRENGTH: Mapping[str, float] = {
     "failed_call": 0.8,
     "member_down": 0.75,
+    "member_silent": 0.3,
     "failed_step": 0.45,
     "wrong_content": 0.9,
     "lost_content": 0.75,
@@ -114,7 +115,7 @@ def _why(c: TeamCall) -> str:
 
 
 def _failed_calls(conv: Conversation) -> list[Finding]:
-    """Failed calls where the failure began: the callee failed with nothing failing below it, or was down."""
+    """Failed calls where the failure began (the callee failed with nothing failing below it, or was down); silent members."""
     trace = conv.trace
     out: list[Finding] = []
     recovered = {c.retry_of for c in trace.calls if c.retry_of is not None and c.ok}
@@ -136,6 +137,12 @@ def _failed_calls(conv: Conversation) -> list[Finding]:
                            STRENGTH["failed_call"] * factor,
                            f"{c.call.callee} failed the request from {c.call.caller} ({_why(c)})"
                            + (", which was retried successfully" if c.id in recovered else "")))  # fmt: skip
+    for c in trace.calls:
+        if c.ok and c.server is None and not c.one_way:
+            out.append(Finding("member_silent", c.call.callee, c.span, c.span.start_time_unix_nano,
+                               STRENGTH["member_silent"],
+                               f"{c.call.callee} answered {c.call.caller} but none of its spans arrived: what it did "
+                               "cannot be shown", failure=False))  # fmt: skip
     for member, why in sorted(conv.unreachable.items()):
         out.append(Finding("member_down", member, None, 0, STRENGTH["member_down"],
                            f"{member} could not be reached ({why})"))  # fmt: skip
