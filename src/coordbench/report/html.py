@@ -4,9 +4,9 @@ It shows, per scenario: the agent graph, a waterfall of the scenario's spans wit
 path, the graph metrics against their thresholds and the flags that fired, the coordination
 score part by part with its evidence, the evaluators' scores and weights, the judge's reasoning,
 strengths and weaknesses, the trace's completeness, and for a failed scenario which agent and
-step made it fail (marked in the graph and the waterfall) with the chain of evidence in words. Every number shown carries its exact
-value in a ``data-value`` attribute, so a test (or a script) can check the page against
-``results.json``. :func:`render_comparison` puts several assessments' graphs side by side.
+step made it fail (marked in the graph and the waterfall) with the chain of evidence in words.
+Every number shown carries its exact value in a ``data-value`` attribute, so a test (or a script)
+can check the page against ``results.json``. :func:`render_comparison` puts several assessments' graphs side by side.
 
 The page is written by templates (:mod:`coordbench.report.templates`) that escape every value:
 this module only picks the values out of the results document.

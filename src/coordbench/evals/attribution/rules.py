@@ -115,7 +115,7 @@ def _why(c: TeamCall) -> str:
 
 
 def _failed_calls(conv: Conversation) -> list[Finding]:
-    """Failed calls where the failure began (the callee failed with nothing failing below it, or was down); silent members."""
+    """Failed calls where the failure began (nothing failed below the callee, or it was down); silent members."""
     trace = conv.trace
     out: list[Finding] = []
     recovered = {c.retry_of for c in trace.calls if c.retry_of is not None and c.ok}
