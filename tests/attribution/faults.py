@@ -229,6 +229,11 @@ class Team:
 
 def _host(run: Run, team: Team, body: Any) -> None:
     """The assessor's root HOST span and its call to the entry; ``body(server_id)`` writes the entry's work."""
+    hosted(run, team.entry, team.task, body)
+
+
+def hosted(run: Run, entry: str, task: str, body: Any) -> None:
+    """The assessor asks ``entry`` the ``task``; ``body(server_id)`` writes the entry's work and returns its answer."""
     root = run.new_id()
     end = 60.0
     final: dict[str, str] = {}
@@ -237,7 +242,7 @@ def _host(run: Run, team: Team, body: Any) -> None:
         final["answer"] = body(server_id)
 
     start = run.tick(0.5)
-    client, _ = call(run, HOST, team.entry, root, start, end, team.task, None, inner=inner)
+    client, _ = call(run, HOST, entry, root, start, end, task, None, inner=inner)
     # the answer is known once the entry's work is written: set it on the call
     spans = run.spans
     at = next(i for i, s in enumerate(spans) if s.span_id == client)

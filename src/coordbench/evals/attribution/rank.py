@@ -5,7 +5,8 @@
   consequence: its strength is multiplied by :data:`SYMPTOM`.
 - **Candidates**: each agent's findings combined as independent evidence, ``1 - Π(1 - s)``; the
   responsible agent is the strongest (ties: the earlier finding, then the name). Its decisive
-  span is its earliest finding at least :data:`DECISIVE` of its strongest.
+  span is its earliest finding at least :data:`DECISIVE` of its strongest, among its findings of
+  a visible failure when it has any (where its answer came from is not a fault by itself).
 - **Confidence**: ``top * (1 - 0.5 * second / top)``, at most :data:`ASSUMED` when no failure is
   visible (the run was only assumed to fail), times :data:`CUT` when the texts read were cut.
 - **Chain**: from the decisive span, the calls through which what it said could reach the team's
@@ -57,7 +58,7 @@ def _discounted(conv: Conversation, found: list[Finding]) -> list[tuple[Finding,
                 after = f"{cause.agent}'s {cause.rule.replace('_', ' ')}"
                 break
         out.append((f, f.strength * (SYMPTOM if after else 1.0), after))
-        if f.failure or f.strength >= 0.3:
+        if f.failure:  # only a failure the trace shows can cause another (where an answer came from cannot)
             causes.append(f)
     return out
 
@@ -119,8 +120,9 @@ def rank(conv: Conversation, found: list[Finding], *, expected: bool) -> Attribu
         miss = 1.0
         for _, strength, _ in items:
             miss *= 1.0 - min(1.0, strength)
-        strongest = max(s for _, s, _ in items)
-        decisive = next(f for f, s, _ in items if s >= DECISIVE * strongest)
+        failing = [(f, s) for f, s, _ in items if f.failure] or [(f, s) for f, s, _ in items]
+        strongest_failing = max(s for _, s in failing)
+        decisive = next(f for f, s in failing if s >= DECISIVE * strongest_failing)
         candidates.append((1.0 - miss, decisive.time, agent, decisive, items))
     candidates.sort(key=lambda c: (-round(c[0], 9), c[1], c[2]))
     listed = [
@@ -150,7 +152,7 @@ def rank(conv: Conversation, found: list[Finding], *, expected: bool) -> Attribu
     if any(s.cut for s in conv.said if s.text):
         confidence *= CUT
         notes.append("some texts were cut short by the instrumentation: what they lack proves nothing")
-    if not any(s.text for s in conv.said):
+    if not any(s.text and s.captured for s in conv.said):
         notes.append("no message text was captured: only failures and timing could be read")
     reason = f"{agent}: {decisive.evidence}" + "".join(f"; {n}" for n in notes)
     return Attribution(

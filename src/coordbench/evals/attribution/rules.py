@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from coordbench.evals.attribution.said import Conversation, Said, Unit, excerpt, units, weight
 from coordbench.evals.evidence import TeamCall
+from coordbench.evals.textsim import tokens
 from coordbench.spans import SpanData, StatusCode
 from coordbench.spantree import is_agent_call, is_agent_server_span
 
@@ -35,7 +36,7 @@ STRENGTH: Mapping[str, float] = {
     "ended_early": 0.45,
     "unasked_member": 0.4,
     "ignored_answer": 0.35,
-    "answer_origin": 0.5,
+    "answer_origin": 0.3,
     "never_said": 0.5,
 }
 """Each rule's strength at full evidence (scaled down by how much of it there is; see each rule)."""
@@ -385,19 +386,22 @@ def _repeats(conv: Conversation) -> list[Finding]:
     return out
 
 
-def _changed(heard: frozenset[Unit], said: frozenset[Unit], others: frozenset[Unit]) -> tuple[frozenset[Unit], bool]:
+def _changed(heard: str | None, said: str | None, others: str | None) -> tuple[frozenset[Unit], bool]:
     """The figures (and words around them) an agent put in passing ``heard`` on as ``said``, and whether it changed it.
 
-    It changed it when it passed it on (kept :data:`PASSED_ON` of it) but replaced a figure: one
-    it was given is gone and one it was not given (nor ``others``) is there. Rewording is not
-    changing; delegating a different part is not passing on.
+    It changed it when it passed it on (kept :data:`PASSED_ON` of the words it was given that are
+    not figures) but replaced a figure: one it was given is gone and one it was not given (nor
+    ``others``) is there. Rewording is not changing; delegating a different part is not passing on.
     """
-    kept = weight(heard & said) / weight(heard) if heard else 0.0
-    added = said - heard - others
-    lost = frozenset(u for u in heard - said if len(u) == 1)
-    new = frozenset(u for u in added if len(u) == 1)
-    changed = kept >= PASSED_ON and bool(lost) and bool(new)
-    return (new | frozenset(u for u in added if any((w,) in new for w in u))), changed
+    given, passed = set(tokens(heard or "")), set(tokens(said or ""))
+    words = {w for w in given if not any(ch.isdigit() for ch in w)}
+    if not words or len(words & passed) < PASSED_ON * len(words):
+        return frozenset(), False
+    figures = {w for w in given if w not in words}
+    lost = figures - passed
+    new = {w for w in passed if any(ch.isdigit() for ch in w)} - figures - set(tokens(others or ""))
+    trail = frozenset(u for u in units(said) if any(w in new for w in u))
+    return trail, bool(lost) and bool(new)
 
 
 def _relays(conv: Conversation) -> list[Finding]:
@@ -412,10 +416,8 @@ def _relays(conv: Conversation) -> list[Finding]:
             continue
         d = below[0]
         agent = c.call.callee
-        asked, passed = units(c.call.request_text), units(d.call.request_text)
-        got, gave = units(d.reply_text), units(c.reply_text)
-        if asked and passed:
-            added, changed = _changed(asked, passed, frozenset())
+        if c.call.request_text and d.call.request_text:
+            added, changed = _changed(c.call.request_text, d.call.request_text, None)
             if changed:
                 out.append(Finding("relay_changed", agent, d.span, d.span.start_time_unix_nano,
                                    STRENGTH["relay_changed"],
@@ -423,8 +425,8 @@ def _relays(conv: Conversation) -> list[Finding]:
                                    f"“{excerpt(c.call.request_text)}”, passed on “{excerpt(d.call.request_text)}”",
                                    trail=added))  # fmt: skip
                 continue
-        if got and gave:
-            added, changed = _changed(got, gave, asked)
+        if d.reply_text and c.reply_text:
+            added, changed = _changed(d.reply_text, c.reply_text, c.call.request_text)
             if changed:
                 out.append(Finding("relay_changed", agent, c.server, c.span.end_time_unix_nano,
                                    STRENGTH["relay_changed"],

@@ -97,6 +97,8 @@ class Said:
         call: The A2A call it belongs to (``None`` for a step).
         to: Who it was said to (a request's callee, an answer's caller; ``None`` for a step).
         cut: Its text was cut short.
+        units: Its content units (:func:`units`).
+        captured: Its text was captured (else it is a failed call's error type, or there is none).
     """
 
     agent: str
@@ -109,6 +111,7 @@ class Said:
     to: str | None
     cut: bool = False
     units: frozenset[Unit] = field(default_factory=frozenset[Unit])
+    captured: bool = True
 
 
 class Conversation:
@@ -131,13 +134,14 @@ class Conversation:
             said.append(Said(c.call.caller, c.span, "request", c.span.start_time_unix_nano, request, None, c,
                              c.call.callee, cut=bool(request and is_cut(request))))  # fmt: skip
             answer = c.reply_text if not c.one_way else None
+            stated = bool(answer)
             if not c.ok and not answer:
                 answer = c.call.error_type or (f"task {c.call.state}" if c.call.state else None)
             shown = c.server if c.server is not None else c.span
             below = trace.by_request.get(c.server.span_id, []) if c.server is not None else []
             heard = "\n".join([request or "", *(d.reply_text or "" for d in below)]) if below else request
             said.append(Said(c.call.callee, shown, "answer", c.span.end_time_unix_nano, answer, heard, c,
-                             c.call.caller, cut=bool(answer and is_cut(answer))))  # fmt: skip
+                             c.call.caller, cut=bool(answer and is_cut(answer)), captured=stated))  # fmt: skip
         for request in self._requests():
             agent = trace.tree.agent_of(request) or request.service_name
             if agent in trace.hosts:
