@@ -71,10 +71,48 @@ TOPICS: tuple[tuple[str, dict[str, tuple[str, str]]], ...] = (
         },
     ),
 )
+HELD_OUT_TOPICS: tuple[tuple[str, dict[str, tuple[str, str]]], ...] = (
+    (
+        "the city library refit",
+        {
+            "research": ("the archive holds {n} thousand volumes", "380"),
+            "analysis": ("the refit is priced at {n} million crowns", "29"),
+            "planning": ("the reading rooms reopen after {n} weeks", "34"),
+            "review": ("the roof survey counted {n} leaking joints", "57"),
+        },
+    ),
+    (
+        "the wind farm extension",
+        {
+            "research": ("average wind speed at the site is {n} metres per second", "9"),
+            "analysis": ("each turbine costs {n} million euros installed", "4"),
+            "planning": ("cable laying takes {n} days of calm sea", "45"),
+            "review": ("the bird survey recorded {n} nesting pairs", "312"),
+        },
+    ),
+    (
+        "the school canteen contract",
+        {
+            "research": ("the schools serve {n} meals a day", "5200"),
+            "analysis": ("the contract is worth {n} thousand dollars a year", "760"),
+            "planning": ("the new supplier starts in week {n}", "37"),
+            "review": ("inspectors found {n} hygiene breaches last year", "13"),
+        },
+    ),
+)
+"""Topics the rules were never developed on (the held-out set)."""
+HELD_OUT_SHAPES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "star": ("lead-agent", ("scout", "economist", "scheduler", "auditor")),
+    "tree": ("hq", ("lead", "scout", "economist", "scheduler")),
+    "chain": ("reception", ("scout", "economist", "scheduler", "auditor")),
+    "react": ("planner-llm", ("browser", "python-exec", "doc-reader", "checker")),
+    "groupchat": ("chat-manager", ("scout", "economist", "scheduler", "skeptic")),
+}
 PARTS = ("research", "analysis", "planning", "review")
 WRONG = {"14": "41", "42": "97", "18": "81", "230": "23", "64": "46", "87": "78", "26": "62", "35": "53",
          "9400": "4900", "120": "210", "6": "60", "17": "71", "48": "84", "310": "130", "11": "110",
-         "2100": "1200"}  # fmt: skip
+         "2100": "1200", "380": "830", "29": "92", "34": "43", "57": "75", "9": "19", "4": "14", "45": "54",
+         "312": "213", "5200": "2500", "760": "670", "37": "73", "13": "31"}  # fmt: skip
 
 SHAPES: dict[str, tuple[str, tuple[str, ...]]] = {
     "star": ("coordinator", ("researcher", "analyst", "planner", "reviewer")),
@@ -101,6 +139,7 @@ class Run:
     clock: float = 0.0
     truth_agent: str | None = None
     truth_span: str | None = None
+    variant: str = "dev"
 
     def new_id(self) -> str:
         self.ids += 1
@@ -186,8 +225,9 @@ class Team:
         self.rng = rng
         self.faulty = faulty
         self.faulty_target: str | None = faulty
-        self.entry, self.members = SHAPES[run.shape]
-        title, facts = TOPICS[run.topic]
+        held_out = run.variant == "held-out"
+        self.entry, self.members = (HELD_OUT_SHAPES if held_out else SHAPES)[run.shape]
+        title, facts = (HELD_OUT_TOPICS if held_out else TOPICS)[run.topic % 3 if held_out else run.topic]
         self.title = title
         self.facts = facts
         self.role = dict(zip(self.members, PARTS, strict=True))
@@ -207,6 +247,14 @@ class Team:
     def answer(self, member: str) -> tuple[str | None, str | None, bool]:
         """(reply, error, server span): the member's answer with its fault, if it is the faulty one."""
         fault = self.run.fault if member == self.faulty else "none"
+        if self.run.variant == "held-out":  # other words than the rules were developed on
+            template, figure = self.facts[self.role[member]]
+            said = {"wrong_fact": f"Here is what I have. {self.fact(member, wrong=True)}",
+                    "guess": f"Probably {template.format(n=WRONG[figure])}, going by similar projects",
+                    "give_up": f"Unfortunately the search returned nothing useful about {self.title}"}.get(
+                fault, f"Here is what I have. {self.fact(member)}")  # fmt: skip
+            if fault in ("wrong_fact", "guess", "give_up", "none", "repeat"):
+                return f"{member}: {said}.", None, True
         if fault == "wrong_fact":
             return f"{member}: {self.fact(member, wrong=True)}.", None, True
         if fault == "guess":
@@ -531,13 +579,13 @@ PLAN: dict[str, tuple[str, ...]] = {
 """The faults injected per shape (50 runs)."""
 
 
-def build(shape: str, fault: str, k: int) -> tuple[list[SpanData], dict[str, Any]]:
-    """One run with its fault and its label."""
-    name = f"{shape}-{fault}-{k}"
+def build(shape: str, fault: str, k: int, variant: str = "dev") -> tuple[list[SpanData], dict[str, Any]]:
+    """One run with its fault and its label (``variant``: ``dev``, or ``held-out``: other topics, names and words)."""
+    name = f"{shape}-{fault}-{k}" if variant == "dev" else f"{variant}-{shape}-{fault}-{k}"
     rng = random.Random(name)
     trace_id = hashlib.blake2b(name.encode(), digest_size=16).hexdigest()
-    run = Run(name=name, shape=shape, fault=fault, topic=k % len(TOPICS), trace_id=trace_id)
-    members = SHAPES[shape][1]
+    run = Run(name=name, shape=shape, fault=fault, topic=k % len(TOPICS), trace_id=trace_id, variant=variant)
+    members = (HELD_OUT_SHAPES if variant == "held-out" else SHAPES)[shape][1]
     pool = list(members)
     if shape == "tree":
         pool = {"drop": ["lead", "planner"], "stop_early": ["planner"], "relay_changed": ["lead"]}.get(
@@ -557,36 +605,47 @@ def build(shape: str, fault: str, k: int) -> tuple[list[SpanData], dict[str, Any
         "fault": fault,
         "agent": run.truth_agent,
         "span_id": run.truth_span,
-        "expected": Team(Run(name, shape, fault, run.topic, trace_id), rng, None).expected()
+        "expected": Team(Run(name, shape, fault, run.topic, trace_id, variant=variant), rng, None).expected()
         if shape != "tree" else _tree_expected(run),
     }  # fmt: skip
     return run.spans, label
 
 
 def _tree_expected(run: Run) -> str:
-    team = Team(Run(run.name, run.shape, "none", run.topic, run.trace_id), random.Random(0), None)
+    team = Team(Run(run.name, run.shape, "none", run.topic, run.trace_id, variant=run.variant), random.Random(0), None)
     lead, w1, w2, planner = team.members
     team.role = {lead: "review", w1: "research", w2: "analysis", planner: "planning"}
     return "; ".join(team.fact(m) for m in (w1, w2, lead, planner)) + "."
 
 
-def labelled() -> list[tuple[list[SpanData], dict[str, Any]]]:
+def labelled(variant: str = "dev") -> list[tuple[list[SpanData], dict[str, Any]]]:
     """Every run of :data:`PLAN`, in order."""
     out = []
     for shape, faults in PLAN.items():
         for k, fault in enumerate(faults):
-            out.append(build(shape, fault, k))
+            out.append(build(shape, fault, k, variant))
     return out
 
 
-def write(folder: Path) -> None:
-    """Write ``traces.jsonl`` and ``labels.json`` into ``folder``."""
-    folder.mkdir(parents=True, exist_ok=True)
-    runs = labelled()
+FILES = {"dev": ("traces.jsonl", "labels.json"), "held-out": ("held-out-traces.jsonl", "held-out-labels.json")}
+"""Each variant's trace file and labels, in ``data/attribution/``."""
+
+
+def files(variant: str) -> dict[str, str]:
+    """The trace file's and the labels' text of ``variant``, by file name."""
+    runs = labelled(variant)
     lines = [json.dumps(export_request_json(spans), sort_keys=True, separators=(",", ":")) for spans, _ in runs]
-    (folder / "traces.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     labels = {"runs": [label for _, label in runs]}
-    (folder / "labels.json").write_text(json.dumps(labels, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    traces, truth = FILES[variant]
+    return {traces: "\n".join(lines) + "\n", truth: json.dumps(labels, indent=1, sort_keys=True) + "\n"}
+
+
+def write(folder: Path) -> None:
+    """Write both variants' files into ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for variant in FILES:
+        for name, text in files(variant).items():
+            (folder / name).write_text(text, encoding="utf-8")
 
 
 if __name__ == "__main__":

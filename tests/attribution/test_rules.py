@@ -13,6 +13,7 @@ import random
 from collections.abc import Callable
 
 import pytest
+from tests.attribution.faults import Run, call, hosted, step
 
 from coordbench import semconv
 from coordbench.evals.attribution import Attribution, attribute_trace
@@ -20,7 +21,6 @@ from coordbench.evals.attribution.rank import ASSUMED, CUT
 from coordbench.graph.agentgraph import build_agent_graph
 from coordbench.spans import SpanData, SpanKind, StatusCode
 from coordbench.spantree import SpanTree
-from tests.attribution.faults import Run, call, hosted, step
 
 TASK = "Report on the harbour bridge: the deck, the budget and the timeline."
 FACTS = {
@@ -158,10 +158,10 @@ def test_a_failed_step_of_an_agent_s_own_is_named() -> None:
     def body(server_id: str) -> str:
         def researcher_work(researcher_server: str) -> None:
             span_id = run.new_id()
+            begin = run.spans[0].start_time_unix_nano
+            attrs = {semconv.GEN_AI_OPERATION_NAME: semconv.OPERATION_EXECUTE_TOOL, "error.type": "HTTPStatusError"}
             run.spans.append(SpanData(run.trace_id, span_id, researcher_server, "execute_tool search", SpanKind.INTERNAL,
-                                      run.spans[0].start_time_unix_nano, run.spans[0].start_time_unix_nano + 10**6,
-                                      {semconv.GEN_AI_OPERATION_NAME: semconv.OPERATION_EXECUTE_TOOL,
-                                       "error.type": "HTTPStatusError"}, StatusCode.ERROR,
+                                      begin, begin + 10**6, attrs, StatusCode.ERROR,
                                       resource={semconv.SERVICE_NAME: "researcher"}))  # fmt: skip
             failed_step.append(span_id)
 

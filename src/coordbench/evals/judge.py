@@ -14,16 +14,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from coordbench import jsontext
-from coordbench.errors import CoordbenchError, describe_validation_error
+from coordbench.errors import describe_validation_error
 from coordbench.evals.base import TIER_JUDGEMENT, EvalContext, Evaluator
 from coordbench.evals.coordination import CoordinationResult, assess_coordination
 from coordbench.evals.judge_prompt import JUDGMENT_SCHEMA, WireJudgment, build_prompt, find_injections
-from coordbench.redaction import redact, redact_url
+from coordbench.evals.modelcall import ModelUnavailableError, ask_json
+from coordbench.redaction import redact
 
 __all__ = ["JudgeResult", "LLMJudgeEvaluator", "rule_judgment"]
 
@@ -69,7 +69,7 @@ class JudgeResult(BaseModel):
     prompt_truncated: bool = False
 
 
-class JudgeUnavailableError(CoordbenchError):
+class JudgeUnavailableError(ModelUnavailableError):
     """The LLM judge could not give a valid judgment (the message says why)."""
 
     default_message = "the LLM judge is unavailable"
@@ -113,46 +113,7 @@ def rule_judgment(ctx: EvalContext, *, reason: str | None = None, injections: li
 
 
 async def _ask_llm(ctx: EvalContext, messages: list[dict[str, str]]) -> WireJudgment:
-    import openai
-
-    config = ctx.config.judge
-    assert config.api_key is not None  # noqa: S101 - checked by the caller
-    client = openai.AsyncOpenAI(
-        api_key=config.api_key.get_secret_value(), base_url=config.base_url, timeout=config.timeout, max_retries=1
-    )
-    try:
-        response = await client.chat.completions.create(
-            model=config.model,
-            messages=cast("Any", messages),
-            temperature=0,
-            seed=0,
-            max_tokens=config.max_output_tokens,
-            response_format=cast(
-                "Any",
-                {"type": "json_schema", "json_schema": {"name": "judgment", "strict": True, "schema": JUDGMENT_SCHEMA}},
-            ),
-        )
-    except openai.APITimeoutError as exc:
-        raise JudgeUnavailableError(f"the endpoint timed out after {config.timeout:g} s") from exc
-    except openai.APIStatusError as exc:
-        raise JudgeUnavailableError(f"the endpoint answered HTTP {exc.status_code}") from exc
-    except openai.APIConnectionError as exc:
-        raise JudgeUnavailableError(f"the endpoint is unreachable ({redact_url(config.base_url)})") from exc
-    finally:
-        await client.close()
-    if not response.choices:
-        raise JudgeUnavailableError("the endpoint returned no choices")
-    choice = response.choices[0]
-    content = choice.message.content
-    if not content:
-        refusal = getattr(choice.message, "refusal", None)
-        raise JudgeUnavailableError(f"the model refused: {refusal}" if refusal else "the model returned no content")
-    if choice.finish_reason == "length":
-        raise JudgeUnavailableError(f"the answer was cut at {config.max_output_tokens} tokens")
-    try:
-        data = jsontext.loads(content)
-    except ValueError as exc:
-        raise JudgeUnavailableError(f"the answer is not JSON: {exc}") from exc
+    data = await ask_json(ctx.config.judge, messages, name="judgment", schema=JUDGMENT_SCHEMA)
     try:
         return WireJudgment.model_validate(data)
     except ValidationError as exc:
@@ -177,7 +138,7 @@ class LLMJudgeEvaluator(Evaluator):
         prompt = await asyncio.to_thread(build_prompt, ctx, max_chars=config.max_prompt_chars)
         try:
             wire = await _ask_llm(ctx, prompt.messages)
-        except JudgeUnavailableError as exc:
+        except ModelUnavailableError as exc:
             result = self._fallback(ctx, redact(str(exc)), prompt.injections)
             return result.model_copy(update={"prompt_truncated": prompt.truncated})
         flagged = [f"text addressed to the evaluator from: {', '.join(prompt.injections)}"] if prompt.injections else []

@@ -29,6 +29,8 @@ __all__ = [
     "JudgePrompt",
     "WireJudgment",
     "build_prompt",
+    "clean_text",
+    "encode_data",
     "find_injection",
     "find_injections",
 ]
@@ -194,8 +196,8 @@ class JudgePrompt:
     injections: list[str] = field(default_factory=list[str])
 
 
-def _clean(text: str | None, limit: int) -> str | None:
-    """``text`` with instruction-like passages replaced, cut to ``limit`` characters."""
+def clean_text(text: str | None, limit: int) -> str | None:
+    """``text`` with instruction-like passages replaced, cut to ``limit`` characters (``...[cut]`` says so)."""
     if text is None:
         return None
     cut = len(text) > limit
@@ -249,7 +251,7 @@ def _summaries(ctx: EvalContext) -> dict[str, Any]:
             }
         elif name == "latency":
             data = {k: data.get(k) for k in ("calls", "end_to_end", "slowest_agent", "slowest_relative", "note")}
-        if len(_encode(data)) > _SUMMARY_LIMIT:
+        if len(encode_data(data)) > _SUMMARY_LIMIT:
             scalars = {k: v for k, v in data.items() if not isinstance(v, dict | list)}
             data = {**scalars, "omitted": "nested details left out to keep the prompt within its bound"}
         out[name] = data
@@ -266,8 +268,8 @@ def _call_record(call: Call, text_limit: int) -> dict[str, Any]:
     }
     if call.error_type:
         record["error"] = call.error_type
-    request = _clean(call.request_text, text_limit)
-    response = _clean(call.response_text, text_limit)
+    request = clean_text(call.request_text, text_limit)
+    response = clean_text(call.response_text, text_limit)
     if request is not None:
         record["request"] = request
     if response is not None:
@@ -275,7 +277,8 @@ def _call_record(call: Call, text_limit: int) -> dict[str, Any]:
     return record
 
 
-def _encode(data: Any) -> str:
+def encode_data(data: Any) -> str:
+    """``data`` as a prompt's data block holds it: JSON, ``<`` and ``>`` escaped (its end marker cannot be forged)."""
     text = json.dumps(data, ensure_ascii=True, indent=1, sort_keys=True)
     return text.replace("<", "\\u003c").replace(">", "\\u003e")
 
@@ -283,7 +286,7 @@ def _encode(data: Any) -> str:
 def _tools(ctx: EvalContext) -> dict[str, dict[str, int]] | str:
     tools: Iterable[tuple[str, dict[str, int]]] = ctx.graph.nodes(data="tools", default={})  # pyright: ignore[reportAssignmentType]
     used = {agent: dict(counts) for agent, counts in sorted(tools) if counts}
-    return used if len(_encode(used)) <= _SUMMARY_LIMIT else _OMITTED
+    return used if len(encode_data(used)) <= _SUMMARY_LIMIT else _OMITTED
 
 
 _CALL_OVERHEAD = 160
@@ -324,7 +327,7 @@ def build_prompt(ctx: EvalContext, *, max_chars: int) -> JudgePrompt:
     if ctx.outcome is not None:
         outcome = {
             "state": ctx.outcome.state,
-            "answer": _clean(ctx.outcome.output, 2_400),
+            "answer": clean_text(ctx.outcome.output, 2_400),
             "error": ctx.outcome.error,
         }
     data: dict[str, Any] = {
@@ -339,17 +342,17 @@ def build_prompt(ctx: EvalContext, *, max_chars: int) -> JudgePrompt:
         "earlier_evaluations": _summaries(ctx),
     }
     summaries: dict[str, Any] = data["earlier_evaluations"]
-    while len(_encode(data)) > max_chars // 2 and summaries:  # keep at least half the room for the calls
-        largest = max(sorted(summaries), key=lambda n: len(_encode(summaries[n])))
+    while len(encode_data(data)) > max_chars // 2 and summaries:  # keep at least half the room for the calls
+        largest = max(sorted(summaries), key=lambda n: len(encode_data(summaries[n])))
         if summaries[largest] == _OMITTED:
             break
         summaries[largest] = _OMITTED
-    budget = max_chars - len(_encode(data))
+    budget = max_chars - len(encode_data(data))
     calls, limit = _fit(ctx.calls, budget)
     while True:
         data["calls"] = [_call_record(c, limit) for c in calls]
         data["calls_left_out"] = len(ctx.calls) - len(calls)
-        block = _encode(data)
+        block = encode_data(data)
         if len(block) <= max_chars:
             break
         if len(calls) <= 2:  # the rest is too big on its own (a long task, many agents): shorten it
@@ -361,7 +364,7 @@ def build_prompt(ctx: EvalContext, *, max_chars: int) -> JudgePrompt:
             calls = calls[:1]
             data["calls"] = [_call_record(c, 50) for c in calls]
             data["calls_left_out"] = len(ctx.calls) - len(calls)
-            block = _encode(data)
+            block = encode_data(data)
             break
         calls = calls[: len(calls) // 2 // 2] + calls[len(calls) - len(calls) // 2 // 2 :]  # estimate was short
     truncated = len(calls) < len(ctx.calls) or any(

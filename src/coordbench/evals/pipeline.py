@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from coordbench.errors import ConfigurationError
 from coordbench.evals.attribution import Attribution, attribute
+from coordbench.evals.attribution.ranking import rank_with_model
 from coordbench.evals.base import EvalContext, Evaluator, select_evaluators
 from coordbench.evals.config import EvalConfig
 from coordbench.evals.evaluation import RESERVED, EvaluatorFailure, EvaluatorResults, ScenarioEvaluation
@@ -74,6 +75,12 @@ class EvalPipeline:
         if any(e.name == GraphEvaluator.name for e in self.evaluators):
             select_metrics(self.config.metrics, self.config.disabled_metrics)
 
+    async def _attribute(self, ctx: EvalContext) -> Attribution:
+        """The rules' attribution (on a worker thread), ranked by the judge's model when one is configured."""
+        found = await asyncio.to_thread(attribute, ctx)
+        answer = ctx.outcome.output if ctx.outcome is not None else None
+        return await rank_with_model(found, self.config.judge, task=ctx.scenario.task, answer=answer)
+
     async def run(self, ctx: EvalContext, *, attribution: Literal["failed", "always"] = "failed") -> ScenarioEvaluation:
         """Evaluate ``ctx``; one evaluator's failure becomes a :class:`EvaluatorFailure` entry.
 
@@ -113,9 +120,7 @@ class EvalPipeline:
         blamed: Attribution | None = None
         if not passed or attribution == "always":
             try:
-                blamed = await asyncio.wait_for(
-                    asyncio.to_thread(attribute, ctx), timeout=self.config.evaluator_timeout
-                )
+                blamed = await asyncio.wait_for(self._attribute(ctx), timeout=self.config.evaluator_timeout)
             except Exception as exc:  # reported beside the evaluators' failures, never fatal
                 why = (
                     f"timed out after {self.config.evaluator_timeout:g} s"
