@@ -160,9 +160,10 @@ def test_a_failed_step_of_an_agent_s_own_is_named() -> None:
             span_id = run.new_id()
             begin = run.spans[0].start_time_unix_nano
             attrs = {semconv.GEN_AI_OPERATION_NAME: semconv.OPERATION_EXECUTE_TOOL, "error.type": "HTTPStatusError"}
-            run.spans.append(SpanData(run.trace_id, span_id, researcher_server, "execute_tool search", SpanKind.INTERNAL,
-                                      begin, begin + 10**6, attrs, StatusCode.ERROR,
-                                      resource={semconv.SERVICE_NAME: "researcher"}))  # fmt: skip
+            tool = SpanData(run.trace_id, span_id, researcher_server, "execute_tool search", SpanKind.INTERNAL,
+                            begin, begin + 10**6, attrs, StatusCode.ERROR,
+                            resource={semconv.SERVICE_NAME: "researcher"})  # fmt: skip
+            run.spans.append(tool)
             failed_step.append(span_id)
 
         call(run, "coordinator", "researcher", server_id, 2, 5, "Give the deck part", "researcher: no deck data.",
