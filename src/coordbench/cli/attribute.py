@@ -108,7 +108,7 @@ def _show(console: Console, records: list[dict[str, Any]]) -> None:
         if found.evidence:
             console.print("chain of evidence:")
             for k, link in enumerate(found.evidence, 1):
-                console.print(f"  {k}. {escape(f'[{link.agent}]')} {link.span_id}: {escape(link.what)}", soft_wrap=True)
+                console.print(f"  {k}. {escape(f'[{link.agent}]')} {link.span_id or '-'}: {escape(link.what)}", soft_wrap=True)
         if len(found.candidates) > 1:
             table = Table("candidate", "score", "rules", "first span", title=None, box=None)
             for candidate in found.candidates:

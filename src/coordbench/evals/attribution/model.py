@@ -11,14 +11,14 @@ class Link(BaseModel):
     """One step of the chain of evidence, from the decisive span to the failure.
 
     Attributes:
-        span_id: The span that shows it.
+        span_id: The span that shows it (``None``: the agent left none, a member that was down).
         agent: The agent whose span it is.
         what: What it shows, in words: the text or figure, quoted.
     """
 
     model_config = ConfigDict(frozen=True)
 
-    span_id: str
+    span_id: str | None
     agent: str
     what: str
 

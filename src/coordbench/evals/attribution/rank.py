@@ -65,7 +65,7 @@ def _discounted(conv: Conversation, found: list[Finding]) -> list[tuple[Finding,
 
 def _chain(conv: Conversation, f: Finding) -> list[Link]:
     """The decisive span, then the calls through which its fault could reach the team's answer."""
-    links = [Link(span_id=f.span.span_id if f.span is not None else "", agent=f.agent, what=f.evidence)]
+    links = [Link(span_id=f.span.span_id if f.span is not None else None, agent=f.agent, what=f.evidence)]
     final = conv.final
     if final is None or conv.entry is None:
         return links

@@ -116,7 +116,7 @@ async def rank_with_model(found: Attribution, config: JudgeConfig, *, task: str,
     if pick.agent == found.agent:
         return found.model_copy(update={"ranker": ranker, "candidates": ranked,
                                         "reason": f"{found.reason}; the model agrees: {explanation}"})  # fmt: skip
-    evidence = [Link(span_id=pick.span_id or "", agent=pick.agent, what=pick.evidence[0] if pick.evidence else "")]
+    evidence = [Link(span_id=pick.span_id, agent=pick.agent, what=pick.evidence[0] if pick.evidence else "")]
     return found.model_copy(
         update={
             "agent": pick.agent,

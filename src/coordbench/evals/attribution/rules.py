@@ -144,7 +144,10 @@ def _failed_calls(conv: Conversation) -> list[Finding]:
                                STRENGTH["member_silent"],
                                f"{c.call.callee} answered {c.call.caller} but none of its spans arrived: what it did "
                                "cannot be shown", failure=False))  # fmt: skip
+    shown = {f.agent for f in out if f.rule == "member_down"}
     for member, why in sorted(conv.unreachable.items()):
+        if member in shown:
+            continue  # the failed call to it shows it, at its span
         out.append(Finding("member_down", member, None, 0, STRENGTH["member_down"],
                            f"{member} could not be reached ({why})"))  # fmt: skip
     return out
