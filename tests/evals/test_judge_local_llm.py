@@ -28,3 +28,19 @@ async def test_real_model_gives_a_valid_and_repeatable_judgment(local_llm: str) 
     assert len(first.strengths) <= 3 and len(first.weaknesses) <= 3
     # temperature 0, one thread, no prompt cache: the same trace gets the same judgment
     assert first == second
+
+
+async def test_real_model_ranks_the_candidates_attribution_proposed(local_llm: str) -> None:
+    from coordbench.evals.attribution.ranking import rank_with_model
+    from tests.attribution.test_rules import blame, merged, ok, star
+
+    replies = {"researcher": ok("researcher"), "analyst": (None, "task_failed", True), "planner": ok("planner")}
+    spans, _ = star("local-ranked", replies, merged)
+    found = blame(spans)
+    config = JudgeConfig(api_key=SecretStr("local"), base_url=local_llm, model="qwen2.5-coder-0.5b", timeout=600)
+    ranked = [await rank_with_model(found, config, task="Report on the bridge.", answer=None) for _ in range(2)]
+    first, second = ranked
+    assert first.ranker == "model:qwen2.5-coder-0.5b", first.reason  # the grammar holds it to the schema
+    assert first.agent in {c.agent for c in found.candidates}
+    assert {c.agent for c in first.candidates} == {c.agent for c in found.candidates}
+    assert first == second  # temperature 0: the same candidates get the same ranking

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, cast
@@ -36,16 +37,22 @@ def _record(trace_id: str, scenario: str, found: Attribution) -> dict[str, Any]:
 def _of_traces(traces: dict[str, list[SpanData]], expected: str | None) -> list[dict[str, Any]]:
     """Every scenario of every trace attributed, as if it failed (the run need not carry a verdict)."""
     from coordbench.evals.attribution import attribute as attribute_scenario
-    from coordbench.evals.config import EvalConfig
+    from coordbench.evals.attribution.ranking import rank_with_model
+    from coordbench.evals.config import EvalConfig, JudgeConfig
     from coordbench.evals.replay import replay_config, scenario_contexts
 
+    judge = JudgeConfig.from_env()  # with AGENTBEATS_LLM_* set, a model ranks what the rules propose
     out: list[dict[str, Any]] = []
     for trace_id, spans in traces.items():
         assessment = replay_config(spans)
         known = [c.eval_scenario() for c in assessment.scenarios or []]
         contexts = scenario_contexts(spans, config=EvalConfig(), scenarios=known, expected=expected)
         for ctx in contexts:
-            out.append(_record(trace_id, ctx.scenario.id, attribute_scenario(ctx)))
+            found = attribute_scenario(ctx)
+            if judge.api_key is not None:
+                answer = ctx.outcome.output if ctx.outcome is not None else None
+                found = asyncio.run(rank_with_model(found, judge, task=ctx.scenario.task, answer=answer))
+            out.append(_record(trace_id, ctx.scenario.id, found))
     return out
 
 
@@ -108,7 +115,9 @@ def _show(console: Console, records: list[dict[str, Any]]) -> None:
         if found.evidence:
             console.print("chain of evidence:")
             for k, link in enumerate(found.evidence, 1):
-                console.print(f"  {k}. {escape(f'[{link.agent}]')} {link.span_id or '-'}: {escape(link.what)}", soft_wrap=True)
+                console.print(
+                    f"  {k}. {escape(f'[{link.agent}]')} {link.span_id or '-'}: {escape(link.what)}", soft_wrap=True
+                )
         if len(found.candidates) > 1:
             table = Table("candidate", "score", "rules", "first span", title=None, box=None)
             for candidate in found.candidates:
