@@ -11,13 +11,13 @@ from pathlib import Path
 
 import httpx
 import pytest
+from tests.conftest import Backend
 from typer.testing import CliRunner
 
 from coordbench.cli import app
 from coordbench.evals.assessment_config import validate_config
 from coordbench.results.writer import trace_results, write_results
 from coordbench.traces.file import load_spans
-from tests.conftest import Backend
 
 ROOT = Path(__file__).parent.parent.parent
 DATA = ROOT / "data" / "attribution"

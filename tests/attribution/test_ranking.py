@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 from starlette.responses import JSONResponse
+from tests.attribution.test_rules import blame, merged, ok, star
 
 from coordbench.evals.attribution import Attribution
 from coordbench.evals.attribution.ranking import OVERRIDDEN, rank_with_model
 from coordbench.evals.config import JudgeConfig
 from coordbench.evals.judge_prompt import DATA_END, DATA_START, REDACTED
 from support.chat_server import ChatServer
-from tests.attribution.test_rules import blame, merged, ok, star
 
 TASK = "Report on the harbour bridge."
 
@@ -86,7 +86,7 @@ def test_the_model_naming_another_candidate_moves_it_first_at_its_own_span(found
     ranked, _ = _ranked(found, {"agent": other.agent, "explanation": "its words carried the fault"})
     assert (ranked.agent, ranked.span_id) == (other.agent, other.span_id)
     assert ranked.confidence == pytest.approx(other.score * OVERRIDDEN)
-    assert [c.agent for c in ranked.candidates][0] == other.agent
+    assert ranked.candidates[0].agent == other.agent
     assert f"the rules named {found.agent} first" in ranked.reason
 
 

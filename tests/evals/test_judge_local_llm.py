@@ -31,8 +31,9 @@ async def test_real_model_gives_a_valid_and_repeatable_judgment(local_llm: str) 
 
 
 async def test_real_model_ranks_the_candidates_attribution_proposed(local_llm: str) -> None:
-    from coordbench.evals.attribution.ranking import rank_with_model
     from tests.attribution.test_rules import blame, merged, ok, star
+
+    from coordbench.evals.attribution.ranking import rank_with_model
 
     replies = {"researcher": ok("researcher"), "analyst": (None, "task_failed", True), "planner": ok("planner")}
     spans, _ = star("local-ranked", replies, merged)
