@@ -1,9 +1,10 @@
 """From findings to an attribution: causes before symptoms, candidates ranked, the chain of evidence.
 
 - **Causes before symptoms**: a finding on an agent that could already have heard of an earlier
-  finding on another agent (through the calls between them, in time order) is more likely its
-  consequence: its strength is multiplied by :data:`SYMPTOM`.
-- **Candidates**: each agent's findings combined as independent evidence, ``1 - Π(1 - s)``; the
+  finding on another agent whose fault travels on (:data:`CAUSES`; through the calls between
+  them, in time order) is more likely its consequence: its strength is multiplied by :data:`SYMPTOM`.
+- **Candidates**: each agent's findings combined as independent evidence, ``1 - Π(1 - s)`` over
+  its rules (each rule's strongest finding: a rule firing again is the same evidence); the
   responsible agent is the strongest (ties: the earlier finding, then the name). Its decisive
   span is its earliest finding at least :data:`DECISIVE` of its strongest, among its findings of
   a visible failure when it has any (where its answer came from is not a fault by itself).
@@ -22,8 +23,15 @@ from coordbench.evals.attribution.rules import Finding
 from coordbench.evals.attribution.said import Conversation, Unit, excerpt, units, weight
 from coordbench.evals.evidence import TeamCall
 
-__all__ = ["ASSUMED", "CUT", "DECISIVE", "SYMPTOM", "rank"]
+__all__ = ["ASSUMED", "CAUSES", "CUT", "DECISIVE", "SYMPTOM", "rank"]
 
+CAUSES = frozenset({"failed_call", "member_down", "failed_step", "wrong_content", "lost_content", "relay_changed",
+                    "gave_up", "declined", "guessed"})  # fmt: skip
+"""Findings whose fault travels on in what the agent passes (a failure, wrong or lost content, an admission).
+
+An agent ignoring an answer, repeating a request or answering early faults its own work; what it
+passes on is not made worse for others by it, so a later finding elsewhere is not its symptom.
+"""
 SYMPTOM = 0.5
 """Factor on a finding downstream of an earlier finding on another agent."""
 DECISIVE = 0.6
@@ -58,7 +66,7 @@ def _discounted(conv: Conversation, found: list[Finding]) -> list[tuple[Finding,
                 after = f"{cause.agent}'s {cause.rule.replace('_', ' ')}"
                 break
         out.append((f, f.strength * (SYMPTOM if after else 1.0), after))
-        if f.failure:  # only a failure the trace shows can cause another (where an answer came from cannot)
+        if f.failure and f.rule in CAUSES:
             causes.append(f)
     return out
 
@@ -117,8 +125,11 @@ def rank(conv: Conversation, found: list[Finding], *, expected: bool) -> Attribu
             by_agent[item[0].agent].append(item)
     candidates: list[tuple[float, int, str, Finding, list[tuple[Finding, float, str | None]]]] = []
     for agent, items in by_agent.items():
+        strongest_by_rule: dict[str, float] = {}
+        for f, strength, _ in items:  # a rule firing again on the same agent is the same evidence, not more
+            strongest_by_rule[f.rule] = max(strongest_by_rule.get(f.rule, 0.0), strength)
         miss = 1.0
-        for _, strength, _ in items:
+        for strength in strongest_by_rule.values():
             miss *= 1.0 - min(1.0, strength)
         failing = [(f, s) for f, s, _ in items if f.failure] or [(f, s) for f, s, _ in items]
         strongest_failing = max(s for _, s in failing)
