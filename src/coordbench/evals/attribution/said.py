@@ -222,13 +222,18 @@ class Conversation:
         for i, s in enumerate(self.said):
             if not left or (before is not None and s.time >= before):
                 break
-            if s is self.final or (s.call is not None and s.call.by_host and s.kind == "request"):
+            if self._is_final(s) or (s.call is not None and s.call.by_host and s.kind == "request"):
                 continue
             new = s.units & left
             if new:
                 out[i] = frozenset(new)
                 left -= new
         return out
+
+    def _is_final(self, s: Said) -> bool:
+        """``s`` is the team's answer (the utterance, or the recorded answer that stands for it)."""
+        final = self.final
+        return final is not None and (s is final or (s.span is final.span and s.kind == final.kind))
 
     def by_agent(self) -> dict[str, list[Said]]:
         """Each agent's utterances, in order."""
