@@ -420,3 +420,64 @@ def test_hostile_text_is_read_in_bounded_time_and_stays_data() -> None:
     assert found.agent == "analyst"  # the failure the trace shows, whatever the text says to the evaluator
     text = json.dumps(found.model_dump(mode="json"))
     assert len(text) < 20_000  # evidence is quoted in excerpts, never whole
+
+
+def _converted(name: str, log: list[tuple[str, str]], *, one_way: bool = False) -> tuple[list[SpanData], list[str]]:
+    """A public system's log converted to spans: no assessor; the orchestrator's turns are reasoning spans of
+    its own process, every other agent's turn an A2A call from it (one second per step); returns each turn's span.
+
+    ``one_way``: a group chat's messages, each sent with no text in its response (the next speaker is
+    handed the conversation so far).
+    """
+    run = new_run(name)
+    trace, root = run.trace_id, run.new_id()
+    resource = {semconv.SERVICE_NAME: "orchestrator"}
+    spans = [SpanData(trace, root, None, "run", SpanKind.INTERNAL, BASE_NS, BASE_NS + (len(log) + 2) * 10**9, {},
+                      resource=resource)]  # fmt: skip
+    run.spans = spans
+    turns: list[str] = []
+    heard = ""
+    for k, (agent, text) in enumerate(log):
+        start = k + 1.0
+        if agent == "orchestrator":
+            turns.append(step(run, "orchestrator", root, start, start + 0.9, heard or text, text))
+        else:
+            request = heard or text
+            reply = None if one_way else text
+            client, server = call(run, "orchestrator", agent, root, start, start + 0.9, request, reply)
+            if one_way:  # the speaker's message goes back to the manager as a message of its own
+                back, _ = call(run, agent, "orchestrator", server, start + 0.3, start + 0.6, text, None)
+                turns.append(back)
+            else:
+                turns.append(server)
+        heard = (heard + "\n" + text).strip()
+    return run.spans, turns
+
+
+BASE_NS = 1_767_225_600_000 * 10**6
+
+
+def test_a_converted_log_with_no_assessor_names_the_member_whose_figure_the_answer_repeats() -> None:
+    log = [
+        ("orchestrator", "Plan: ask the web surfer for the population of Lisbon, then answer."),
+        ("web-surfer", "The page says the population of Lisbon is 2,870,000 in the city proper."),
+        ("orchestrator", "The web surfer found 2,870,000. Ask the verifier to check it."),
+        ("verifier", "I checked the page the web surfer opened; it says 2,870,000."),
+        ("orchestrator", "FINAL ANSWER: the population of Lisbon is 2,870,000."),
+    ]
+    spans, turns = _converted("converted", log)
+    found = blame(spans, expected="The population of Lisbon is 545,000.")
+    assert (found.agent, found.span_id, found.rule) == ("web-surfer", turns[1], "wrong_content")
+    assert found.evidence[-1].agent == "orchestrator" and "2,870,000" in found.evidence[-1].what
+
+
+def test_a_converted_group_chat_of_one_way_messages_names_the_speaker_who_gave_up() -> None:
+    log = [
+        ("planner", "Let us split the work: the coder writes the parser, the tester runs it."),
+        ("coder", "I could not find the input file, so I wrote a parser for an assumed format."),
+        ("tester", "The parser fails on the real file: the format differs."),
+        ("orchestrator", "The task failed: the parser does not read the file."),
+    ]
+    spans, turns = _converted("group", log, one_way=True)
+    found = blame(spans)
+    assert (found.agent, found.span_id, found.rule) == ("coder", turns[1], "gave_up")

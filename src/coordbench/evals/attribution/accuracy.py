@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import networkx as nx
 from pydantic import BaseModel, ConfigDict, Field
 
-from coordbench.evals.attribution.attribute import attribute_trace
+from coordbench.evals.attribution.attribute import attribute_trace, outside_hosts
 from coordbench.evals.attribution.said import Conversation, Said
 from coordbench.evals.evidence import TeamTrace
 from coordbench.graph.agentgraph import agent_view, build_agent_graph
@@ -133,7 +133,7 @@ def accuracy(traces: Mapping[str, Sequence[SpanData]], labels: LabelSet, *,
     spanned = 0
     for label in runs:
         tree = SpanTree(traces[label.trace_id])
-        hosts = build_agent_graph(tree).graph["hosts"]
+        hosts = outside_hosts(tree, build_agent_graph(tree).graph["hosts"])
         trace = TeamTrace.build(tree, hosts)
         conv = Conversation(trace)
         ours = attribute_trace(tree, hosts=hosts, expected=label.expected if with_expected else None, trace=trace)
