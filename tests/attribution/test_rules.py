@@ -444,7 +444,7 @@ def _converted(name: str, log: list[tuple[str, str]], *, one_way: bool = False) 
         else:
             request = heard or text
             reply = None if one_way else text
-            client, server = call(run, "orchestrator", agent, root, start, start + 0.9, request, reply)
+            _, server = call(run, "orchestrator", agent, root, start, start + 0.9, request, reply)
             if one_way:  # the speaker's message goes back to the manager as a message of its own
                 back, _ = call(run, agent, "orchestrator", server, start + 0.3, start + 0.6, text, None)
                 turns.append(back)

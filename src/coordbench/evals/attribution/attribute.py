@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from coordbench import semconv
 from coordbench.evals.attribution.model import Attribution
 from coordbench.evals.attribution.rank import rank
 from coordbench.evals.attribution.rules import findings
 from coordbench.evals.attribution.said import Conversation
 from coordbench.evals.base import EvalContext
 from coordbench.evals.evidence import TeamTrace
-from coordbench import semconv
 from coordbench.spantree import SpanTree, is_agent_call, is_agent_server_span
 
 __all__ = ["attribute", "attribute_trace", "outside_hosts"]
