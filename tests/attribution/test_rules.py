@@ -20,6 +20,7 @@ from coordbench.evals.attribution import Attribution, attribute_trace
 from coordbench.evals.attribution.rank import ASSUMED, CUT
 from coordbench.graph.agentgraph import build_agent_graph
 from coordbench.spans import SpanData, SpanKind, StatusCode
+from coordbench.sketch import fingerprint
 from coordbench.spantree import SpanTree
 
 TASK = "Report on the harbour bridge: the deck, the budget and the timeline."
@@ -481,3 +482,35 @@ def test_a_converted_group_chat_of_one_way_messages_names_the_speaker_who_gave_u
     spans, turns = _converted("group", log, one_way=True)
     found = blame(spans)
     assert (found.agent, found.span_id, found.rule) == ("coder", turns[1], "gave_up")
+
+
+def _fingerprinted(spans: list[SpanData]) -> list[SpanData]:
+    """The spans as the default instrumentation records them: no message text, each message's fingerprint."""
+    out: list[SpanData] = []
+    for span in spans:
+        attrs = dict(span.attributes)
+        for key, into in ((semconv.GEN_AI_INPUT_MESSAGES, semconv.A2A_REQUEST_FINGERPRINT),
+                          (semconv.GEN_AI_OUTPUT_MESSAGES, semconv.A2A_RESPONSE_FINGERPRINT)):  # fmt: skip
+            text = attrs.pop(key, None)
+            if isinstance(text, str) and span.kind is SpanKind.CLIENT:
+                attrs[into] = list(fingerprint(json.loads(text)[0]["parts"][0]["content"]))
+        out.append(span._replace(attributes=attrs))
+    return out
+
+
+def test_without_text_fingerprints_show_an_answer_the_coordinator_dropped() -> None:
+    said = {"researcher": "divers counted 14 corroded girders under the eastern approach deck",
+            "analyst": "the repair budget is 42 million euros including the contingency reserve",
+            "planner": "the works take 18 months while two lanes stay open for ferry traffic"}  # fmt: skip
+    facts = {name: f"{name}: {fact}." for name, fact in said.items()}
+    replies = {name: (text, None, True) for name, text in facts.items()}
+    spans, _ = star("printed", replies, lambda got: merged({k: v for k, v in got.items() if k != "planner"}))
+    printed = _fingerprinted(spans)
+    assert not any(semconv.GEN_AI_OUTPUT_MESSAGES in s.attributes for s in printed)
+    coordinator = server_of(printed, "coordinator")[0]
+    found = blame(printed, expected=facts["planner"])
+    assert (found.agent, found.span_id, found.rule) == ("coordinator", coordinator, "lost_content")
+    assert "estimated from fingerprints" in found.reason
+    unseen = blame(printed)  # no expected answer: the answer nobody took up
+    assert (unseen.agent, unseen.rule) == ("coordinator", "ignored_answer")
+    assert "estimated from fingerprints" in unseen.reason

@@ -9,12 +9,13 @@ from __future__ import annotations
 import bisect
 import re
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from coordbench.evals.attribution.said import Conversation, Said, Unit, excerpt, units, weight
-from coordbench.evals.evidence import TeamCall
+from coordbench.evals.evidence import FINGERPRINT_CONFIDENCE, MIN_SAMPLE, TeamCall
 from coordbench.evals.textsim import tokens
+from coordbench.sketch import containment, fingerprint
 from coordbench.spans import SpanData, StatusCode
 from coordbench.spantree import is_agent_call, is_agent_server_span
 
@@ -258,12 +259,62 @@ def _origins(conv: Conversation, expected: str | None) -> list[Finding]:
     return out
 
 
-def _carried_by(conv: Conversation, agent: str, since: int, wanted: frozenset[Unit]) -> Said | None:
-    """The first utterance of ``agent`` after ``since`` that holds :data:`PASSED_ON` of ``wanted``."""
-    need = PASSED_ON * weight(wanted)
-    for s in conv.said:
-        if s.time > since and s.agent == agent and weight(s.units & wanted) >= need:
-            return s
+def _share(part: tuple[int, ...] | None, whole: tuple[int, ...] | None, minus: tuple[int, ...] = ()) -> float | None:
+    """How much of ``part`` (less ``minus``) lies in ``whole``, estimated on fingerprints (``None``: cannot tell)."""
+    if not part or not whole:
+        return None
+    estimate = containment(part, whole, minus=minus)
+    return estimate.value if estimate is not None and estimate.sample >= MIN_SAMPLE else None
+
+
+def _lost_by_print(conv: Conversation, expected: str) -> list[Finding]:
+    """:func:`_lost` when the team's answer's text was not captured: on fingerprints (at their confidence)."""
+    final = conv.final
+    wanted = fingerprint(expected)
+    if final is None or final.print is None or not wanted:
+        return []
+    held = _share(wanted, final.print)
+    if held is None or held >= 1 - LOST:
+        return []
+    trust = FINGERPRINT_CONFIDENCE
+    source = next((s for s in conv.said if not conv.is_final(s) and (_share(wanted, s.print) or 0.0) >= PASSED_ON
+                   and not (s.call is not None and s.call.by_host and s.kind == "request")), None)  # fmt: skip
+    if source is None:
+        if conv.entry is None:
+            return []
+        return [Finding("never_said", conv.entry, final.span, final.time, STRENGTH["never_said"] * trust,
+                        f"no agent's message holds the expected answer (estimated from fingerprints: the team's "
+                        f"answer holds {held:.0%} of it), and {conv.entry} answered without it")]  # fmt: skip
+    share = _share(wanted, source.print) or 0.0
+
+    def holds(s: Said) -> bool:
+        return (_share(wanted, s.print) or 0.0) >= PASSED_ON * share
+
+    dropped = _dropped(conv, source, holds)
+    if dropped is None:
+        return []
+    holder, answer, via = dropped
+    shown = answer or via
+    return [Finding("lost_content", holder, shown.span, shown.time, STRENGTH["lost_content"] * trust,
+                    f"{source.agent}'s {source.kind} holds {share:.0%} of the expected answer (estimated from "
+                    f"fingerprints); {holder} had it and did not pass it on")]  # fmt: skip
+
+
+def _dropped(conv: Conversation, source: Said, holds: Callable[[Said], bool]) -> tuple[str, Said | None, Said] | None:
+    """Who had what ``source`` said and did not pass it on: the agent, what it said next, where it got it.
+
+    ``None`` when it reached the team's answer (nothing was lost on the way).
+    """
+    holder, since, via = (source.agent, source.time, source) if source.kind == "step" or source.to is None \
+        else (source.to, source.time, source)  # fmt: skip
+    for _ in range(64):
+        passed = next((s for s in conv.said if s.time > since and s.agent == holder and holds(s)), None)
+        if passed is None:
+            answer = next((s for s in conv.said if s.time > since and s.agent == holder and s.kind != "request"), None)
+            return holder, answer, via
+        if conv.is_final(passed) or (passed.to is None and passed.kind != "step"):
+            return None
+        holder, since, via = (passed.agent if passed.kind == "step" else passed.to or passed.agent), passed.time, passed
     return None
 
 
@@ -272,6 +323,8 @@ def _lost(conv: Conversation, expected: str) -> list[Finding]:
     final = conv.final
     if final is None:
         return []
+    if final.text is None:
+        return _lost_by_print(conv, expected)
     wanted = units(expected) - _task_units(conv)
     missing = wanted - final.units
     figures = any(len(u) == 1 for u in missing)
@@ -287,23 +340,18 @@ def _lost(conv: Conversation, expected: str) -> list[Finding]:
                         f"{conv.entry} answered without it", trail=missing)]  # fmt: skip
     index, found = max(firsts.items(), key=lambda item: (weight(item[1]), -item[0]))
     source = conv.said[index]
-    holder, since, via = (source.agent, source.time, source) if source.kind == "step" or source.to is None \
-        else (source.to, source.time, source)  # fmt: skip
-    for _ in range(64):
-        passed = _carried_by(conv, holder, since, found)
-        if passed is None:
-            answer = next((s for s in conv.said if s.time > since and s.agent == holder and s.kind != "request"), None)
-            shown = answer or via
-            return [Finding("lost_content", holder, shown.span, shown.time, STRENGTH["lost_content"],
-                            f"{source.agent} said {_quote(source, found)} ({weight(found) / weight(wanted):.0%} of "
-                            f"the expected answer); {holder} had it and did not pass it on"
-                            + (f": {'its answer' if answer.kind == 'answer' else 'what it said next'} "
-                               f"{_quote(answer)}" if answer is not None else ""),
-                            trail=found)]  # fmt: skip
-        if passed is final or (passed.to is None and passed.kind != "step"):
-            return []
-        holder, since, via = (passed.agent if passed.kind == "step" else passed.to or passed.agent), passed.time, passed
-    return []
+    need = PASSED_ON * weight(found)
+    dropped = _dropped(conv, source, lambda s: weight(s.units & found) >= need)
+    if dropped is None:
+        return []
+    holder, answer, via = dropped
+    shown = answer or via
+    return [Finding("lost_content", holder, shown.span, shown.time, STRENGTH["lost_content"],
+                    f"{source.agent} said {_quote(source, found)} ({weight(found) / weight(wanted):.0%} of "
+                    f"the expected answer); {holder} had it and did not pass it on"
+                    + (f": {'its answer' if answer.kind == 'answer' else 'what it said next'} "
+                       f"{_quote(answer)}" if answer is not None else ""),
+                    trail=found)]  # fmt: skip
 
 
 def _read(s: Said) -> frozenset[Unit]:
@@ -318,7 +366,10 @@ def _ignored(conv: Conversation) -> list[Finding]:
     times = {agent: [s.time for s in said] for agent, said in later.items()}
     for s in conv.said:
         c = s.call
-        if s.kind != "answer" or c is None or c.by_host or not c.work or s.cut or not s.text:
+        if s.kind != "answer" or c is None or c.by_host or not c.work or s.cut:
+            continue
+        if not s.text:
+            out += _ignored_by_print(s, c, later, times)
             continue
         new = s.units - units(c.call.request_text)
         if weight(new) < 3:
@@ -335,6 +386,22 @@ def _ignored(conv: Conversation) -> list[Finding]:
                                f"{caller} took up nothing of {c.call.callee}'s answer {_quote(s, new)} in what it "
                                f"said next", trail=new))  # fmt: skip
     return out
+
+
+def _ignored_by_print(s: Said, c: TeamCall, later: dict[str, list[Said]], times: dict[str, list[int]]) -> list[Finding]:
+    """:func:`_ignored` on fingerprints: what the answer added is in none of its caller's next messages or steps."""
+    caller = c.call.caller
+    start = bisect.bisect_right(times.get(caller, []), s.time)
+    nxt = later.get(caller, [])[start : start + LOOKED_AHEAD]
+    asked = c.call.request_fingerprint or ()
+    shares = [_share(s.print, p, asked) for n in nxt for p in (n.print, n.heard_print) if p]
+    known = [v for v in shares if v is not None]
+    if not known or max(known) >= 0.25:
+        return []
+    return [Finding("ignored_answer", caller, nxt[0].span, nxt[0].time,
+                    STRENGTH["ignored_answer"] * FINGERPRINT_CONFIDENCE,
+                    f"{caller} took up nothing of {c.call.callee}'s answer in what it said next (estimated from "
+                    "fingerprints)")]  # fmt: skip
 
 
 def _ended_early(conv: Conversation, task: str, members: list[str]) -> list[Finding]:
@@ -376,8 +443,18 @@ def _repeats(conv: Conversation) -> list[Finding]:
                            f"{caller} sent {len(calls)} request(s) it had already had answered "
                            f"(first: to {first.call.callee})"))  # fmt: skip
     earlier: dict[str, set[Unit]] = defaultdict(set)
+    printed: dict[str, list[tuple[int, ...]]] = defaultdict(list)
     for s in conv.said:
         if s.kind != "answer" or s.call is None or not s.call.ok or s.call.duplicate_of is not None or s.cut:
+            continue
+        if not s.text and s.print:  # no text: on its fingerprint, against the agent's earlier answers' (the last 64)
+            known = [v for v in (_share(s.print, p) for p in printed[s.agent][-64:]) if v is not None]
+            if known and max(known) >= REPEAT:
+                out.append(Finding("repeats_itself", s.agent, s.span, s.time,
+                                   STRENGTH["repeats_itself"] * FINGERPRINT_CONFIDENCE,
+                                   f"{s.agent} answered {s.call.call.caller} with what it had said before (estimated "
+                                   "from fingerprints)"))  # fmt: skip
+            printed[s.agent].append(s.print)
             continue
         before = earlier[s.agent]
         own = s.units

@@ -26,6 +26,7 @@ from typing import Literal
 from coordbench.evals.dependency import steps_of
 from coordbench.evals.evidence import TeamCall, TeamTrace, is_cut
 from coordbench.evals.textsim import tokens
+from coordbench.sketch import fingerprint
 from coordbench.spans import SpanData
 from coordbench.spantree import is_agent_call, is_agent_server_span
 
@@ -99,6 +100,9 @@ class Said:
         cut: Its text was cut short.
         units: Its content units (:func:`units`).
         captured: Its text was captured (else it is a failed call's error type, or there is none).
+        print: Its fingerprint (:mod:`coordbench.sketch`), when recorded: what is followed when
+            its text was not captured.
+        heard_print: The fingerprint of what it was given, when recorded.
     """
 
     agent: str
@@ -112,6 +116,8 @@ class Said:
     cut: bool = False
     units: frozenset[Unit] = field(default_factory=frozenset[Unit])
     captured: bool = True
+    print: tuple[int, ...] | None = None
+    heard_print: tuple[int, ...] | None = None
 
 
 class Conversation:
@@ -132,7 +138,8 @@ class Conversation:
         for c in trace.calls:
             request = c.call.request_text
             said.append(Said(c.call.caller, c.span, "request", c.span.start_time_unix_nano, request, None, c,
-                             c.call.callee, cut=bool(request and is_cut(request))))  # fmt: skip
+                             c.call.callee, cut=bool(request and is_cut(request)),
+                             print=c.call.request_fingerprint or None))  # fmt: skip
             answer = c.reply_text if not c.one_way else None
             stated = bool(answer)
             if not c.ok and not answer:
@@ -141,17 +148,20 @@ class Conversation:
             below = trace.by_request.get(c.server.span_id, []) if c.server is not None else []
             heard = "\n".join([request or "", *(d.reply_text or "" for d in below)]) if below else request
             said.append(Said(c.call.callee, shown, "answer", c.span.end_time_unix_nano, answer, heard, c,
-                             c.call.caller, cut=bool(answer and is_cut(answer)), captured=stated))  # fmt: skip
+                             c.call.caller, cut=bool(answer and is_cut(answer)), captured=stated,
+                             print=None if c.one_way else c.reply_print,
+                             heard_print=c.call.request_fingerprint or None))  # fmt: skip
         for request in self._requests():
             agent = trace.tree.agent_of(request) or request.service_name
             if agent in trace.hosts:
                 continue
             for step in steps_of(trace.tree, request):
                 text = step.output_text
-                if not text and not step.input_text:
+                if step.silent:
                     continue
                 said.append(Said(agent or "?", step.span, "step", step.span.end_time_unix_nano, text, step.input_text,
-                                 None, None, cut=bool(text and is_cut(text))))  # fmt: skip
+                                 None, None, cut=bool(text and is_cut(text)), print=step.output_print,
+                                 heard_print=step.input_print))  # fmt: skip
         said.sort(key=lambda s: (s.time, 0 if s.kind == "request" else 1, s.span.span_id))
         for s in said:
             s.units = units(s.text)
@@ -177,18 +187,23 @@ class Conversation:
             last = max(host_calls, key=lambda c: (c.span.end_time_unix_nano, c.id))
             answer = next(s for s in self.said if s.kind == "answer" and s.call is last)
             if final_text:
+                printed = answer.print or fingerprint(final_text)
                 answer = Said(answer.agent, answer.span, "answer", answer.time, final_text, answer.heard, last,
-                              answer.to, cut=is_cut(final_text), units=units(final_text))  # fmt: skip
+                              answer.to, cut=is_cut(final_text), units=units(final_text), print=printed,
+                              heard_print=answer.heard_print)  # fmt: skip
             return last.call.callee, answer
         called = {c.call.callee for c in self.trace.calls}
         top = [s for s in self.said if s.agent not in called and s.agent not in self.trace.hosts]
-        spoken = [s for s in top if s.kind != "request" and s.text] or [s for s in self.said if s.text]
+        spoken = [s for s in top if s.kind != "request" and (s.text or s.print)] or [
+            s for s in self.said if s.text or s.print
+        ]
         if not spoken:
             return (top[0].agent if top else None), None
         last = spoken[-1]
         if final_text:
             last = Said(last.agent, last.span, last.kind, last.time, final_text, last.heard, last.call, last.to,
-                        cut=is_cut(final_text), units=units(final_text))  # fmt: skip
+                        cut=is_cut(final_text), units=units(final_text), print=last.print or fingerprint(final_text),
+                        heard_print=last.heard_print)  # fmt: skip
         return last.agent, last
 
     @property
@@ -222,7 +237,7 @@ class Conversation:
         for i, s in enumerate(self.said):
             if not left or (before is not None and s.time >= before):
                 break
-            if self._is_final(s) or (s.call is not None and s.call.by_host and s.kind == "request"):
+            if self.is_final(s) or (s.call is not None and s.call.by_host and s.kind == "request"):
                 continue
             new = s.units & left
             if new:
@@ -230,7 +245,7 @@ class Conversation:
                 left -= new
         return out
 
-    def _is_final(self, s: Said) -> bool:
+    def is_final(self, s: Said) -> bool:
         """``s`` is the team's answer (the utterance, or the recorded answer that stands for it)."""
         final = self.final
         return final is not None and (s is final or (s.span is final.span and s.kind == final.kind))
