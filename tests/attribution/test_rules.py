@@ -19,8 +19,8 @@ from coordbench import semconv
 from coordbench.evals.attribution import Attribution, attribute_trace
 from coordbench.evals.attribution.rank import ASSUMED, CUT
 from coordbench.graph.agentgraph import build_agent_graph
-from coordbench.spans import SpanData, SpanKind, StatusCode
 from coordbench.sketch import fingerprint
+from coordbench.spans import SpanData, SpanKind, StatusCode
 from coordbench.spantree import SpanTree
 
 TASK = "Report on the harbour bridge: the deck, the budget and the timeline."
