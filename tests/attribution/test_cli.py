@@ -185,3 +185,18 @@ def test_agent_names_are_printed_as_data(tmp_path: Path, name: str) -> None:
     assert code == 0
     if name.startswith("<b>"):
         assert "[bold red]x[/]" in out
+
+
+def test_the_same_traces_give_the_same_bytes_whatever_the_hash_seed() -> None:
+    """Sets iterate in a different order under another PYTHONHASHSEED: nothing attribution prints may depend on it."""
+    import os
+    import subprocess
+    import sys
+
+    outputs = []
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        run = subprocess.run([sys.executable, "-m", "coordbench", "attribute", str(DATA / "held-out-traces.jsonl"),
+                              "--json"], env=env, capture_output=True, timeout=600, check=True)  # fmt: skip
+        outputs.append(run.stdout)
+    assert outputs[0] == outputs[1] and outputs[0].count(b"\n") == len(LABELS)

@@ -51,7 +51,9 @@ def units(text: str | None) -> frozenset[Unit]:
 
     Example:
         >>> sorted(units("the budget is 40 million"))
-        [('40',), ('budget', 'is', '40'), ('is', '40', 'million')]
+        [('40',), ('budget', 'is', '40'), ('is', '40', 'million'), ('the', 'budget', 'is')]
+        >>> sorted(units("it is in the"))
+        []
     """
     if not text:
         return frozenset()
