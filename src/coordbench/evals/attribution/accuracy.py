@@ -22,14 +22,17 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import networkx as nx
 from pydantic import BaseModel, ConfigDict, Field
 
-from coordbench.evals.attribution.attribute import attribute_trace, outside_hosts
+from coordbench.evals.attribution.attribute import attribute, outside_hosts
 from coordbench.evals.attribution.said import Conversation, Said
+from coordbench.evals.base import EvalContext
+from coordbench.evals.config import EvalConfig
 from coordbench.evals.evidence import TeamTrace
+from coordbench.evals.replay import replay_config, scenario_contexts
 from coordbench.graph.agentgraph import agent_view, build_agent_graph
 from coordbench.spans import SpanData
 from coordbench.spantree import SpanTree
@@ -119,6 +122,22 @@ def _baselines(conv: Conversation, tree: SpanTree, culprits: Counter[str]) -> di
     return out
 
 
+def _context(spans: Sequence[SpanData], label: Label, *, with_expected: bool) -> EvalContext:
+    """The scenario a labelled run is attributed on, as ``coordbench attribute`` reads it.
+
+    An assessment's trace gives its scenario's context (the members, those down, the team's
+    answer); with several scenarios, the one holding the labelled span.
+    """
+    config = replay_config(spans)
+    known = [c.eval_scenario() for c in config.scenarios or []]
+    contexts = scenario_contexts(spans, config=EvalConfig(), scenarios=known,
+                                 expected=label.expected if with_expected else None)  # fmt: skip
+    if not with_expected:  # what the trace recorded of the correct answer is left out too
+        contexts = [replace(c, scenario=c.scenario.model_copy(update={"expected": ""})) for c in contexts]
+    holding = [c for c in contexts if label.span_id is not None and c.tree.get(label.span_id) is not None]
+    return (holding or contexts)[0]
+
+
 def accuracy(traces: Mapping[str, Sequence[SpanData]], labels: LabelSet, *,
              with_expected: bool = True) -> list[AccuracyRow]:  # fmt: skip
     """Each method of :data:`METHODS` scored on the labelled traces (a label whose trace is missing is skipped).
@@ -132,11 +151,12 @@ def accuracy(traces: Mapping[str, Sequence[SpanData]], labels: LabelSet, *,
     hits: dict[str, list[float]] = {m: [0.0, 0.0, 0.0] for m in METHODS}
     spanned = 0
     for label in runs:
-        tree = SpanTree(traces[label.trace_id])
-        hosts = outside_hosts(tree, build_agent_graph(tree).graph["hosts"])
+        ctx = _context(traces[label.trace_id], label, with_expected=with_expected)
+        tree = ctx.tree
+        hosts = outside_hosts(tree, ctx.hosts)
         trace = TeamTrace.build(tree, hosts)
         conv = Conversation(trace)
-        ours = attribute_trace(tree, hosts=hosts, expected=label.expected if with_expected else None, trace=trace)
+        ours = attribute(ctx)
         culprits = Counter(other.agent for other in runs if other is not label)
         named = {"coordbench": _Named(ours.agent, ours.span_id), **_baselines(conv, tree, culprits)}
         order = {s.span.span_id: i for i, s in reversed(list(enumerate(conv.said)))}
