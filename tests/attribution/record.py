@@ -46,7 +46,7 @@ BATCH = 6
 
 
 def broken(shape: str, fault: str, k: int) -> tuple[str, Team, str]:
-    """The team of ``shape`` with its ``k``-th worker (of those others call) broken by ``fault``; (label, team, worker)."""
+    """The team of ``shape`` with its ``k``-th called worker broken by ``fault``: (label, team, worker)."""
     team = team_for_shape(shape, 3)
     workers = sorted(team.called - {team.entry})
     worker = workers[k % len(workers)]
@@ -93,15 +93,14 @@ def record(folder: Path) -> None:
             with Fleet([(label, team) for label, team, _ in batch], endpoint=green.url, env=env,
                        log_dir=logs) as fleet:  # fmt: skip
                 urls = fleet.start()
-                for label, team, worker in batch:
+                for label, _, worker in batch:
                     if label.split("-")[1] == "down":
                         fleet.members[(label, worker)].kill()
 
-                async def all_of(chosen: list[tuple[str, Team, str]] = batch) -> list[dict[str, Any]]:
-                    return list(await asyncio.gather(*(_assess(green.url, urls[label], label)
-                                                       for label, _, _ in chosen)))  # fmt: skip
+                async def all_of(chosen: list[tuple[str, Team, str]], at: dict[str, dict[str, str]]) -> list[Any]:
+                    return list(await asyncio.gather(*(_assess(green.url, at[label], label) for label, _, _ in chosen)))
 
-                rows = asyncio.run(all_of())
+                rows = asyncio.run(all_of(batch, urls))
                 for (label, _team, worker), row in zip(batch, rows, strict=True):
                     trace_id = row["detail"]["scenarios"][0]["trace_id"]
                     body = httpx.get(f"{green.url}/v1/traces/{trace_id}", timeout=60).content
