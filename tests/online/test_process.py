@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 
-from online.traces import SERIAL, evaluation, post, stats, team_trace, trace_id, until
+from online.traces import FAILING, SERIAL, evaluation, post, stats, team_trace, trace_id, until
 from support.commands import ServerProcess
 
 
@@ -84,14 +85,28 @@ def test_receiver_process_emits_events_and_metrics_and_keeps_evaluations(tmp_pat
     data = tmp_path / "data"
     spans = team_trace(1, SERIAL, namespace="travel")
     root = next(s for s in spans if s.parent_span_id is None)
+    failing = team_trace(2, FAILING, namespace="travel")
     with ServerProcess("receiver", "--evaluate", "--no-grpc", "--data-dir", str(data), env=env) as receiver:
         post(receiver.url, spans)
         record = evaluation(receiver.url, trace_id(1))
         first = httpx.get(f"{receiver.url}/v1/traces/{trace_id(1)}/evaluation", timeout=30).text
         until(lambda: len(sink.events()) >= 2, "the evaluation's events were exported")
+        post(receiver.url, failing)
+        failed = evaluation(receiver.url, trace_id(2))
+        until(lambda: any(e[0].hex() == trace_id(2) for e in sink.events()), "the failed trace's events were exported")
         until(lambda: "coordbench.evaluation.score" in sink.metric_names(), "the evaluation's metrics were exported")
+        until(lambda: "coordbench.attributions" in sink.metric_names(), "the attribution was counted")
 
-    events = sink.events()
+    # the failed trace: its attribution is an event too (score: the confidence; label: the agent)
+    blamed = failed["evaluation"]["evaluations"][0]["attribution"]
+    assert not failed["scenarios"][0]["passed"] and blamed["agent"]
+    attributed = [e[3] for e in sink.events() if e[0].hex() == trace_id(2)
+                  and e[3]["gen_ai.evaluation.name"] == "coordbench.attribution"]  # fmt: skip
+    assert len(attributed) == 1, attributed
+    assert attributed[0]["gen_ai.evaluation.score.label"] == blamed["agent"]
+    assert attributed[0]["gen_ai.evaluation.score.value"] == pytest.approx(blamed["confidence"], abs=1e-9)
+    assert attributed[0]["gen_ai.evaluation.explanation"] == blamed["reason"][:1000]
+    events = [e for e in sink.events() if e[0].hex() == trace_id(1)]
     assert {e[2] for e in events} == {"gen_ai.evaluation.result"}
     assert {(e[0].hex(), e[1].hex()) for e in events} == {(trace_id(1), root.span_id)}  # on the trace's root
     by_name = {e[3]["gen_ai.evaluation.name"]: e[3] for e in events}
@@ -110,4 +125,4 @@ def test_receiver_process_emits_events_and_metrics_and_keeps_evaluations(tmp_pat
         again = httpx.get(f"{receiver.url}/v1/traces/{trace_id(1)}/evaluation", timeout=30)
         assert again.text == first
         counters = stats(receiver.url)
-        assert (counters["evaluated"], counters["pending"], counters["kept"]) == (0, 0, 1)
+        assert (counters["evaluated"], counters["pending"], counters["kept"]) == (0, 0, 2)
