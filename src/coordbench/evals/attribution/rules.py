@@ -354,9 +354,14 @@ def _lost(conv: Conversation, expected: str) -> list[Finding]:
                     trail=found)]  # fmt: skip
 
 
-def _read(s: Said) -> frozenset[Unit]:
-    """What an utterance shows its agent had read: its own words, and a step's input."""
-    return s.units | units(s.heard) if s.kind == "step" else s.units
+def _read(s: Said, kept: dict[int, frozenset[Unit]]) -> frozenset[Unit]:
+    """What an utterance shows its agent had read: its own words, and a step's input (once per utterance)."""
+    if s.kind != "step":
+        return s.units
+    found = kept.get(id(s))
+    if found is None:
+        found = kept[id(s)] = s.units | units(s.heard)
+    return found
 
 
 def _ignored(conv: Conversation) -> list[Finding]:
@@ -364,6 +369,7 @@ def _ignored(conv: Conversation) -> list[Finding]:
     out: list[Finding] = []
     later: dict[str, list[Said]] = conv.by_agent()
     times = {agent: [s.time for s in said] for agent, said in later.items()}
+    reads: dict[int, frozenset[Unit]] = {}
     for s in conv.said:
         c = s.call
         if s.kind != "answer" or c is None or c.by_host or not c.work or s.cut:
@@ -380,7 +386,8 @@ def _ignored(conv: Conversation) -> list[Finding]:
         nxt = after[start : start + LOOKED_AHEAD]
         if not nxt or any(n.cut for n in nxt):
             continue
-        took = any(weight(_read(n) & new) >= 0.25 * weight(new) for n in nxt)
+        need = 0.25 * weight(new)
+        took = any(weight(_read(n, reads) & new) >= need for n in nxt)
         if not took:
             out.append(Finding("ignored_answer", caller, nxt[0].span, nxt[0].time, STRENGTH["ignored_answer"],
                                f"{caller} took up nothing of {c.call.callee}'s answer {_quote(s, new)} in what it "

@@ -18,8 +18,10 @@ wrong fact. Every utterance is read once; text is bounded by the evaluators' lim
 from __future__ import annotations
 
 import bisect
+import functools
+import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -46,6 +48,10 @@ EXCERPT = 160
 """Most characters of an utterance quoted as evidence."""
 
 
+_DIGIT = re.compile(r"\d")
+
+
+@functools.lru_cache(maxsize=8192)
 def units(text: str | None) -> frozenset[Unit]:
     """The content units of ``text``: trigrams not made of function words alone, and words holding a digit.
 
@@ -60,13 +66,15 @@ def units(text: str | None) -> frozenset[Unit]:
     words = tokens(text)
     grams = {tuple(words[i : i + 3]) for i in range(len(words) - 2)}
     found: set[Unit] = {g for g in grams if not _FUNCTION_WORDS.issuperset(g)}
-    found.update((w,) for w in words if any(ch.isdigit() for ch in w))
+    if _DIGIT.search(text) is not None:
+        found.update((w,) for w in words if _DIGIT.search(w) is not None)
     return frozenset(found)
 
 
-def weight(found: Iterable[Unit]) -> float:
+def weight(found: Collection[Unit]) -> float:
     """The weight of some units: a figure counts :data:`FIGURE_WEIGHT`, a trigram 1."""
-    return sum(FIGURE_WEIGHT if len(u) == 1 else 1.0 for u in found)
+    figures = sum(1 for u in found if len(u) == 1)
+    return len(found) + (FIGURE_WEIGHT - 1.0) * figures
 
 
 def excerpt(text: str | None, around: Iterable[Unit] = ()) -> str:
