@@ -29,6 +29,24 @@ collect_ignore_glob = ["agents/v03_*.py", "agents/tau2_*.py", "plugins/*"]
 
 StartAgent = Callable[..., str]
 
+LOCAL_MODEL_GROUP = "local-model"
+"""The xdist group of every test that needs the local model: one worker runs them, one model server serves them."""
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Group tests for ``--dist loadgroup``: a file's tests together, and every test of the local model together.
+
+    The model server has one slot and takes two cores' worth of CPU while it thinks: two workers each
+    starting their own (a session fixture per worker) ran both at once and slowed every test on the
+    machine. In one group, one worker runs the model tests one after another on one server.
+    """
+    for item in items:
+        if item.get_closest_marker("xdist_group") is not None:
+            continue
+        needs_model = item.get_closest_marker("llm") is not None or "local_llm" in getattr(item, "fixturenames", ())
+        item.add_marker(pytest.mark.xdist_group(LOCAL_MODEL_GROUP if needs_model else item.nodeid.split("::")[0]))
+
 
 @pytest.fixture(scope="module", autouse=True)
 def _collect_garbage_after_each_file() -> Iterator[None]:
