@@ -11,11 +11,12 @@ import asyncio
 import json
 from pathlib import Path
 
+from tests.attribution.test_rules import merged, ok, star
+
 from coordbench.evals.assessment_config import validate_config
 from coordbench.report.html import render_report
 from coordbench.results.writer import trace_results
 from coordbench.traces.file import load_traces
-from tests.attribution.test_rules import merged, ok, star
 
 HOSTILE = '<img src=x onerror="alert(1)">'
 DATA = Path(__file__).parent.parent.parent / "data" / "attribution"
