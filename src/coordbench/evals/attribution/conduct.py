@@ -101,7 +101,7 @@ def relays(conv: Conversation) -> list[Finding]:
         if c.server is None or not c.ok:
             continue
         below = [d for d in trace.by_request.get(c.server.span_id, []) if d.work]
-        if len({d.call.callee for d in below}) != 1 or len(below) != 1:
+        if len(below) != 1:
             continue
         d = below[0]
         agent = c.call.callee

@@ -182,13 +182,17 @@ class Conversation:
             + [(c.span.end_time_unix_nano, c.call.callee, c.call.caller) for c in trace.calls],
         )
         self._edge_times = [e[0] for e in self._edges]
+        self._by_edge: dict[tuple[int, str, str], TeamCall] = {}  # each edge's call (the first, when two coincide)
+        for c in trace.calls:
+            self._by_edge.setdefault((c.span.start_time_unix_nano, c.call.caller, c.call.callee), c)
+            self._by_edge.setdefault((c.span.end_time_unix_nano, c.call.callee, c.call.caller), c)
 
     def _requests(self) -> list[SpanData]:
         """The spans agents worked under: their A2A SERVER spans, and the roots of processes that serve none."""
         tree = self.trace.tree
-        out = [s for s in tree.ordered() if is_agent_server_span(s)]
-        out += [s for s in tree.ordered() if s.parent_span_id is None and not is_agent_call(s) and s not in out]
-        return out
+        servers = [s for s in tree.ordered() if is_agent_server_span(s)]
+        roots = [s for s in tree.ordered() if s.parent_span_id is None and not is_agent_call(s)]
+        return servers + [s for s in roots if not is_agent_server_span(s)]
 
     def _final(self, final_text: str | None) -> tuple[str | None, Said | None]:
         """The agent that gave the team's answer, and that answer as an utterance."""
@@ -229,10 +233,7 @@ class Conversation:
         the callee knew back to the caller when it ends. Read once over the calls in time
         order (linear in the calls).
         """
-        by_call: dict[tuple[int, str, str], TeamCall] = {}
-        for c in self.trace.calls:
-            by_call.setdefault((c.span.start_time_unix_nano, c.call.caller, c.call.callee), c)
-            by_call.setdefault((c.span.end_time_unix_nano, c.call.callee, c.call.caller), c)
+        by_call = self._by_edge
         out: dict[str, tuple[int, list[TeamCall]]] = {agent: (since, [])}
         for edge in self._edges[bisect.bisect_left(self._edge_times, since) :]:
             time, sender, receiver = edge
