@@ -18,7 +18,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import networkx as nx
 from pydantic import BaseModel, ConfigDict, Field
@@ -31,6 +31,9 @@ from coordbench.graph.steptree import StepTree
 from coordbench.plugins import discover, select
 from coordbench.spans import SpanData
 from coordbench.spantree import Completeness, SpanTree
+
+if TYPE_CHECKING:
+    from coordbench.evals.evidence import TeamTrace
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -141,6 +144,7 @@ class EvalContext:
     calls: list[Call]
     unreachable: dict[str, str] = field(default_factory=dict[str, str])
     results: dict[str, BaseModel] = field(default_factory=dict[str, BaseModel])
+    _teams: dict[frozenset[str], TeamTrace] = field(default_factory=dict[frozenset[str], "TeamTrace"], repr=False)
 
     @classmethod
     def build(
@@ -182,6 +186,23 @@ class EvalContext:
         """The messages the agents sent each other (the hosts' left out)."""
         hosts = set(self.hosts)
         return [c for c in self.calls if c.caller not in hosts]
+
+    def team_trace(self, hosts: Iterable[str] | None = None) -> TeamTrace:
+        """The trace's calls placed and classified (:class:`~coordbench.evals.evidence.TeamTrace`), built once.
+
+        The coordination evaluator and failure attribution read the same calls: they are read off
+        the spans once (:attr:`calls`) and classified once per set of hosts.
+
+        Args:
+            hosts: The host agents (default: the context's).
+        """
+        from coordbench.evals.evidence import TeamTrace  # evidence reads calls, as this module does
+
+        key = frozenset(self.hosts if hosts is None else hosts)
+        trace = self._teams.get(key)
+        if trace is None:
+            trace = self._teams[key] = TeamTrace.build(self.tree, key, calls=self.calls)
+        return trace
 
     def result(self, name: str, kind: type[ResultT]) -> ResultT | None:
         """An earlier evaluator's result, if it ran, succeeded and has the expected type."""

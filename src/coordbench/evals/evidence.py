@@ -177,15 +177,21 @@ class TeamTrace:
     """Readings derived from the trace, kept once computed (:func:`coordbench.evals.dependency.dependencies_of`)."""
 
     @classmethod
-    def build(cls, tree: SpanTree, hosts: Iterable[str]) -> TeamTrace:
-        """Place and classify every call of ``tree``."""
+    def build(cls, tree: SpanTree, hosts: Iterable[str], *, calls: Iterable[Call] | None = None) -> TeamTrace:
+        """Place and classify every call of ``tree``.
+
+        Args:
+            tree: The spans.
+            hosts: The host agents.
+            calls: ``calls_of(tree)``, when already read (an :class:`~coordbench.evals.base.EvalContext`'s).
+        """
         host_set = frozenset(hosts)
-        calls: list[TeamCall] = []
-        for call in calls_of(tree):
+        team_calls: list[TeamCall] = []
+        for call in calls_of(tree) if calls is None else calls:
             span = tree.get(call.span_id)
             assert span is not None  # noqa: S101 - calls_of reads the tree's own spans
             state_failed = (call.state or "").lower() in _FAILED_STATES
-            calls.append(
+            team_calls.append(
                 TeamCall(
                     call=call,
                     span=span,
@@ -198,11 +204,11 @@ class TeamTrace:
                     one_way=_one_way(call),
                 )
             )
-        answered = {c.server.span_id for c in calls if c.server is not None}
+        answered = {c.server.span_id for c in team_calls if c.server is not None}
         orphans = [
             s for s in tree.ordered() if is_agent_server_span(s) and s.span_id not in answered and _no_caller(tree, s)
         ]
-        trace = cls(tree=tree, hosts=host_set, calls=calls, orphan_servers=orphans)
+        trace = cls(tree=tree, hosts=host_set, calls=team_calls, orphan_servers=orphans)
         trace._classify()
         return trace
 

@@ -98,4 +98,5 @@ def attribute(ctx: EvalContext, *, expected: str | None = None) -> Attribution:
         answer=ctx.outcome.output if ctx.outcome is not None else None,
         expected=expected if expected is not None else (ctx.scenario.expected or None),
         unreachable=ctx.unreachable,
+        trace=ctx.team_trace(outside_hosts(ctx.tree, ctx.hosts)),
     )

@@ -99,16 +99,20 @@ def _queueing(trace: TeamTrace, hub: str) -> tuple[int, float, list[TeamCall]]:
     )
     count, serial = 0, 0.0
     behind: list[TeamCall] = []
-    pairs = ((a, b) for j, b in enumerate(incoming) for a in incoming[max(0, j - COMPARED) : j])
-    for a, b in pairs:
-        same_request = a.request is not None and b.request is not None and a.request.span_id == b.request.span_id
-        concurrent = b.span.start_time_unix_nano < a.span.end_time_unix_nano
-        if same_request or not concurrent:
-            continue
-        count += 1
-        if _queued(a, b):
-            serial += 1.0
-            behind.append(b)
+    # each call is compared with the up to COMPARED calls before it that were still open when it began: a
+    # call ended before one began ended before every later one began too, so it leaves the sweep for good
+    open_calls: list[tuple[int, TeamCall]] = []
+    for j, b in enumerate(incoming):
+        start = b.span.start_time_unix_nano
+        open_calls = [(i, a) for i, a in open_calls if i >= j - COMPARED and start < a.span.end_time_unix_nano]
+        for _, a in open_calls:
+            if a.request is not None and b.request is not None and a.request.span_id == b.request.span_id:
+                continue
+            count += 1
+            if _queued(a, b):
+                serial += 1.0
+                behind.append(b)
+        open_calls.append((j, b))
     return count, (serial / count if count else 0.0), behind
 
 

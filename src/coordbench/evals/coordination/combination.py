@@ -28,7 +28,7 @@ _STRENGTHS = {
 
 def assess_coordination(ctx: EvalContext) -> CoordinationResult:
     """Score the team's coordination in ``ctx`` (see the module docstring for the formulas)."""
-    trace = TeamTrace.build(ctx.tree, ctx.hosts)
+    trace = ctx.team_trace()
     members = members_of(ctx)
     hubs = hubs_of(trace)
     needs = needs_of(ctx, trace, members)

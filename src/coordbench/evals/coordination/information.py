@@ -22,7 +22,7 @@ from coordbench.evals.evidence import (
     carried,
 )
 from coordbench.evals.textsim import tokens
-from coordbench.sketch import containment
+from coordbench.sketch import Estimate, containment
 
 
 class _Content:
@@ -118,19 +118,21 @@ def _content(trace: TeamTrace) -> _Content:
                     found.echoes.append(c)
     if any(c.one_way for c in trace.team_calls):
         _one_way_echoes(trace, found)
-    by_agent: dict[str, list[_Said]] = defaultdict(list)
+    by_agent: dict[str, _History] = defaultdict(_History)
+    to_whom: dict[tuple[str, str], _History] = defaultdict(_History)
     for message in _messages(trace):
-        said = by_agent[message.sender]
         # a message to one agent repeats what was said to that agent (the same words to others is a broadcast)
-        earlier = [e for e in said if _audience(e) == message.call.call.callee] if message.call.one_way else said
-        repeated = _repeats(message, earlier)
+        one_way = message.call.one_way
+        earlier = to_whom[message.sender, message.call.call.callee] if one_way else by_agent[message.sender]
+        repeated = earlier.repeats(message)
         if repeated is not None:
             found.answers += 1
             found.trust.append(repeated[1])
             if repeated[0]:
                 found.repeats.append(message.call)
                 found.senders[message.call.id] = message.sender
-        said.append(message)
+        by_agent[message.sender].add(message)
+        to_whom[message.sender, _audience(message)].add(message)
     return found
 
 
@@ -168,24 +170,58 @@ def _one_way_echoes(trace: TeamTrace, found: _Content) -> None:
         heard[c.call.callee] |= grams
 
 
-def _repeats(message: _Said, earlier: list[_Said]) -> tuple[bool, float] | None:
-    """Whether a message is mostly the agent's own earlier messages (and the confidence)."""
-    if not earlier:
-        return None
-    if message.grams is not None and all(e.grams is not None for e in earlier):
-        if not message.grams:
+class _History:
+    """What an agent said before (to everyone, or to one agent): read once, so each message costs its own size.
+
+    The trigrams of every earlier message, united as they come (when every one of them has its
+    text); otherwise their fingerprints, each distinct one once, in the order first said.
+    """
+
+    __slots__ = ("count", "grams", "prints", "texts")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.texts = True  # every earlier message had its text
+        self.grams: set[tuple[str, ...]] = set()
+        self.prints: dict[tuple[int, ...], None] = {}
+
+    def add(self, message: _Said) -> None:
+        self.count += 1
+        if message.grams is None:
+            self.texts = False
+        elif self.texts:
+            self.grams |= message.grams
+        if message.print:
+            self.prints.setdefault(message.print)
+
+    def repeats(self, message: _Said) -> tuple[bool, float] | None:
+        """Whether ``message`` is mostly these earlier messages (and the confidence).
+
+        On text: the share of its trigrams said before. On fingerprints: its largest estimated
+        containment in one earlier message (a fingerprint said twice gives the same estimate, and
+        none exceeds 1, so the first reaching it ends the search).
+        """
+        if not self.count:
             return None
-        before: set[tuple[str, ...]] = set()
-        for e in earlier:
-            before |= e.grams or set()
-        return len(message.grams & before) / len(message.grams) >= REPEAT, 1.0
-    printed = message.print
-    prints = [e.print for e in earlier if e.print]
-    if printed and prints:
-        best = max((containment(printed, p) for p in prints), key=lambda e: -1 if e is None else e.value, default=None)
+        if message.grams is not None and self.texts:
+            if not message.grams:
+                return None
+            return len(message.grams & self.grams) / len(message.grams) >= REPEAT, 1.0
+        printed = message.print
+        if not printed or not self.prints:
+            return None
+        best: Estimate | None = None
+        best_value = -1.0
+        for earlier in self.prints:
+            estimate = containment(printed, earlier)
+            value = -1.0 if estimate is None else estimate.value
+            if value > best_value:  # the first of equal estimates, as max() keeps it
+                best, best_value = estimate, value
+                if value >= 1.0:
+                    break
         if best is not None and best.sample >= MIN_SAMPLE:
             return best.value >= REPEAT, FINGERPRINT_CONFIDENCE
-    return None
+        return None
 
 
 def information_part(trace: TeamTrace) -> Part:
