@@ -70,7 +70,11 @@ def evaluate_graph(
         except Exception as exc:
             logger.warning("metric %r failed: %s", metric.name, exc, exc_info=True)
             errors[metric.name] = f"{type(exc).__name__}: {exc}"
-    detections = detect(view, thresholds, flow_betweenness_values=inputs.memo("flow_betweenness", flow_betweenness))
+    detections = detect(
+        view,
+        thresholds,
+        flow_betweenness_values=inputs.memo("flow_betweenness", lambda g: flow_betweenness(g, flow=inputs.flow)),
+    )
     classification, label = classify(detections, view.number_of_nodes())
     entries = sorted({callee for host in full.graph["hosts"] if host in full for callee in full.successors(host)})
     return GraphMetrics(
@@ -109,6 +113,6 @@ def evaluate_graph(
         thresholds=thresholds,
         classification=classification,
         label=label,
-        topology=topology(view, entries=entries),
+        topology=topology(view, entries=entries, flow=inputs.flow),
         orphan_steps=len(inputs.steps.orphans),
     )

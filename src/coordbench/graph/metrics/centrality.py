@@ -62,22 +62,22 @@ def betweenness(G: nx.DiGraph[str]) -> dict[str, float]:
     return dict(nx.betweenness_centrality(G, normalized=True))
 
 
-def flow_betweenness(G: nx.DiGraph[str]) -> dict[str, float]:
+def flow_betweenness(G: nx.DiGraph[str], *, flow: nx.Graph[str] | None = None) -> dict[str, float]:
     """Betweenness on the undirected flow view (calls plus their replies).
 
     Information travels both ways on a call (request out, answer back), so this is the view
     that shows an agent every exchange has to pass through. Normalised to [0, 1]: the hub of
-    a star scores 1 at any team size.
+    a star scores 1 at any team size. ``flow``: ``flow_view(G)``, when already built.
 
     Example:
         >>> flow_betweenness(nx.DiGraph([("hub", "a"), ("hub", "b"), ("hub", "c")]))["hub"]
         1.0
     """
-    return dict(nx.betweenness_centrality(flow_view(G), normalized=True))
+    return dict(nx.betweenness_centrality(flow_view(G) if flow is None else flow, normalized=True))
 
 
-def closeness(G: nx.DiGraph[str]) -> dict[str, float]:
-    """Closeness on the undirected flow view, Wasserman-Faust scaled.
+def closeness(G: nx.DiGraph[str], *, flow: nx.Graph[str] | None = None) -> dict[str, float]:
+    """Closeness on the undirected flow view (``flow``, when already built), Wasserman-Faust scaled.
 
     ``C(u) = (r - 1)/(n - 1) * (r - 1)/Σ d(u, v)`` over the ``r`` agents ``u`` can reach, so it
     stays defined (and comparable) when the graph is disconnected. Undirected because a
@@ -87,17 +87,18 @@ def closeness(G: nx.DiGraph[str]) -> dict[str, float]:
         >>> closeness(nx.DiGraph([("a", "b"), ("b", "c")]))["b"]
         1.0
     """
-    return dict(nx.closeness_centrality(flow_view(G)))  # pyright: ignore[reportUnknownMemberType] - stub gap
+    return dict(nx.closeness_centrality(flow_view(G) if flow is None else flow))  # pyright: ignore[reportUnknownMemberType] - stub gap
 
 
-def eigenvector(G: nx.DiGraph[str]) -> dict[str, object]:
+def eigenvector(G: nx.DiGraph[str], *, flow: nx.Graph[str] | None = None) -> dict[str, object]:
     """Eigenvector centrality with a defined fallback, weighted by call ``count``.
 
     The directed version is meaningless on call trees: a DAG's adjacency matrix has no
     positive leading eigenvalue, and power iteration drifts to an arbitrary vector
     (networkx#4021). So: ``directed`` when the call graph has a cycle and the iteration
     converges; otherwise ``undirected-flow`` (Perron-Frobenius applies to each connected
-    part); if that fails too, PageRank. The result says which was used.
+    part); if that fails too, PageRank. The result says which was used. ``flow``: ``flow_view(G)``,
+    when already built.
 
     Returns:
         ``{"method": "directed" | "undirected-flow" | "pagerank", "values": {agent: value}}``.
@@ -114,7 +115,8 @@ def eigenvector(G: nx.DiGraph[str]) -> dict[str, object]:
         except (nx.PowerIterationFailedConvergence, nx.NetworkXException):
             pass
     try:
-        values = dict(nx.eigenvector_centrality(flow_view(G), max_iter=1000, weight="count"))
+        undirected = flow_view(G) if flow is None else flow
+        values = dict(nx.eigenvector_centrality(undirected, max_iter=1000, weight="count"))
         return {"method": "undirected-flow", "values": values}
     except (nx.PowerIterationFailedConvergence, nx.NetworkXException):
         return {"method": "pagerank", "values": pagerank(G)}
@@ -147,19 +149,19 @@ BETWEENNESS = Metric(
 )
 FLOW_BETWEENNESS = Metric(
     "flow_betweenness_centrality",
-    lambda i: i.memo("flow_betweenness", flow_betweenness),
+    lambda i: i.memo("flow_betweenness", lambda g: flow_betweenness(g, flow=i.flow)),
     "Share of exchanges (calls and replies) passing through each agent; the bottleneck measure.",
     "undirected-flow",
 )
 CLOSENESS = Metric(
     "closeness_centrality",
-    lambda i: closeness(i.graph),
+    lambda i: closeness(i.graph, flow=i.flow),
     "How near each agent is to the others (calls and replies, Wasserman-Faust).",
     "undirected-flow",
 )
 EIGENVECTOR = Metric(
     "eigenvector_centrality",
-    lambda i: eigenvector(i.graph),
+    lambda i: eigenvector(i.graph, flow=i.flow),
     "Influence by connection to influential agents, with a fallback on call trees.",
     "directed",
 )

@@ -109,7 +109,12 @@ def detect(
     """
     isolated = sorted(n for n in G if G.degree(n) == 0)
     active = G.subgraph([n for n in G if G.degree(n) > 0])
-    betweenness = flow_betweenness(active) if active.number_of_nodes() >= 3 else dict.fromkeys(active, 0.0)
+    if active.number_of_nodes() < 3:
+        betweenness = dict.fromkeys(active, 0.0)
+    elif flow_betweenness_values is not None and not isolated:
+        betweenness = dict(flow_betweenness_values)  # the same graph: every agent interacts
+    else:
+        betweenness = flow_betweenness(active)
     shares = interaction_share(active) if active.number_of_nodes() >= 2 else {}
     busiest = max(sorted(shares), key=lambda n: shares[n]) if shares else None
     busiest_share = shares[busiest] if busiest is not None else 0.0

@@ -110,8 +110,8 @@ def workload(G: nx.DiGraph[str]) -> dict[str, float]:
     return {"gini": gini(values), "entropy": normalised_entropy(values), "max_share": max(share.values(), default=0.0)}
 
 
-def degree_centralisation(G: nx.DiGraph[str]) -> float:
-    """Freeman degree centralisation of the undirected flow view.
+def degree_centralisation(G: nx.DiGraph[str], *, flow: nx.Graph[str] | None = None) -> float:
+    """Freeman degree centralisation of the undirected flow view (``flow``, when already built).
 
     ``Σ_i (d_max - d_i) / ((n - 1)(n - 2))`` over partner counts ``d``: 1 for a star, 0 when
     every agent has as many partners (ring, full mesh). 0 for n < 3.
@@ -120,7 +120,7 @@ def degree_centralisation(G: nx.DiGraph[str]) -> float:
         >>> degree_centralisation(nx.DiGraph([("hub", "a"), ("hub", "b"), ("hub", "c")]))
         1.0
     """
-    H = flow_view(G)
+    H = flow_view(G) if flow is None else flow
     n = H.number_of_nodes()
     if n < 3:
         return 0.0
@@ -159,13 +159,13 @@ WORKLOAD = Metric(
 )
 DEGREE_CENTRALISATION = Metric(
     "degree_centralisation",
-    lambda i: degree_centralisation(i.graph),
+    lambda i: degree_centralisation(i.graph, flow=i.flow),
     "Freeman degree centralisation: 1 = star, 0 = everyone equally connected.",
     "undirected-flow",
 )
 BETWEENNESS_CENTRALISATION = Metric(
     "betweenness_centralisation",
-    lambda i: freeman_betweenness(i.memo("flow_betweenness", flow_betweenness)),
+    lambda i: freeman_betweenness(i.memo("flow_betweenness", lambda g: flow_betweenness(g, flow=i.flow))),
     "Freeman betweenness centralisation: 1 = all exchanges through one agent.",
     "undirected-flow",
 )

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import networkx as nx
 
+from coordbench.graph.agentgraph import flow_view
 from coordbench.graph.steptree import StepTree
 from coordbench.plugins import discover, select
 
@@ -56,6 +57,11 @@ class MetricInput:
         if key not in self._memo:
             self._memo[key] = compute(self.graph)
         return self._memo[key]
+
+    @property
+    def flow(self) -> nx.Graph[str]:
+        """The undirected flow view of :attr:`graph` (:func:`~coordbench.graph.agentgraph.flow_view`), built once."""
+        return cast("nx.Graph[str]", self.memo("flow_view", flow_view))
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,8 @@ def density(G: nx.DiGraph[str]) -> float:
     return G.number_of_edges() / (n * (n - 1)) if n > 1 else 0.0
 
 
-def clustering(G: nx.DiGraph[str]) -> float:
-    """Average clustering coefficient of the undirected flow view.
+def clustering(G: nx.DiGraph[str], *, flow: nx.Graph[str] | None = None) -> float:
+    """Average clustering coefficient of the undirected flow view (``flow``, when already built).
 
     The share of an agent's partners that also talk to each other, averaged over agents
     (agents with fewer than two partners count as 0). Undirected, because who initiated a
@@ -37,7 +37,7 @@ def clustering(G: nx.DiGraph[str]) -> float:
     """
     if G.number_of_nodes() == 0:
         return 0.0
-    return float(nx.average_clustering(flow_view(G)))
+    return float(nx.average_clustering(flow_view(G) if flow is None else flow))
 
 
 def components(G: nx.DiGraph[str]) -> dict[str, object]:
@@ -72,7 +72,7 @@ def reciprocity(G: nx.DiGraph[str]) -> float:
 
 DENSITY = Metric("density", lambda i: density(i.graph), "Share of possible caller-callee pairs used.", "directed")
 CLUSTERING = Metric(
-    "clustering", lambda i: clustering(i.graph), "Average clustering of who-works-with-whom.", "undirected-flow"
+    "clustering", lambda i: clustering(i.graph, flow=i.flow), "Average clustering of who-works-with-whom.", "undirected-flow"
 )
 COMPONENTS = Metric(
     "connected_components", lambda i: components(i.graph), "Weakly and strongly connected components.", "directed"

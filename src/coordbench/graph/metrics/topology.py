@@ -31,12 +31,13 @@ Topology = Literal["none", "pair", "silos", "star", "bottleneck_relay", "chain",
 TOPOLOGIES: tuple[Topology, ...] = ("none", "pair", "silos", "star", "bottleneck_relay", "chain", "tree", "mesh")
 
 
-def topology(G: nx.DiGraph[str], *, entries: Iterable[str] = ()) -> Topology:
+def topology(G: nx.DiGraph[str], *, entries: Iterable[str] = (), flow: nx.Graph[str] | None = None) -> Topology:
     """Name the shape of the interactions in the agent graph ``G`` (hosts already left out).
 
     Args:
         G: The agent view (:func:`~coordbench.graph.agentgraph.agent_view`).
         entries: Agents the host handed the task to, when known.
+        flow: ``flow_view(G)``, when already built (read when no agent of ``G`` is isolated).
 
     Example:
         >>> topology(nx.DiGraph([("hub", "a"), ("hub", "b"), ("hub", "c")]))
@@ -49,7 +50,7 @@ def topology(G: nx.DiGraph[str], *, entries: Iterable[str] = ()) -> Topology:
         'mesh'
     """
     active = G.subgraph([n for n in G if G.degree(n) > 0])
-    H = flow_view(active)
+    H = flow if flow is not None and active.number_of_nodes() == G.number_of_nodes() else flow_view(active)
     n = H.number_of_nodes()
     if n < 2:
         return "none"
