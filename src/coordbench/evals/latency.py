@@ -112,9 +112,10 @@ def _calls_on(path: CriticalPath, ctx: EvalContext) -> list[str]:
     on_path: set[str] = set()
     for span_id, *_ in path.segments:
         span = ctx.tree.get(span_id)
-        if span is not None and span_id not in on_path:
-            on_path.add(span_id)
-            on_path.update(a.span_id for a in ctx.tree.ancestors(span))
+        # a span on the path has its ancestors there too: the walk up stops at the first one already counted
+        while span is not None and span.span_id not in on_path:
+            on_path.add(span.span_id)
+            span = ctx.tree.parent(span)
     return [f"{c.caller} -> {c.callee}" for c in sorted(ctx.calls, key=_started) if c.span_id in on_path]
 
 
