@@ -88,9 +88,12 @@ def _evaluate_all(
     with Progress(*columns, console=console, transient=True, disable=len(traces) < 2) as progress:
         task = progress.add_task("traces", total=len(traces))
         if jobs == 1:
-            for trace_id, spans in traces.items():
-                done[trace_id] = _evaluate_one(trace_id, spans, config, agents)
-                progress.advance(task)
+            from coordbench.evals.replay import Replays
+
+            with Replays() as replays:  # one event loop and thread pool for the batch
+                for trace_id, spans in traces.items():
+                    done[trace_id] = replays.run(trace_id, spans, config=config, participants=agents)
+                    progress.advance(task)
         else:
             # spawned workers: this process runs threads (the progress bar), which a fork would copy half-way
             with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:

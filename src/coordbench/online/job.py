@@ -14,7 +14,7 @@ import statistics
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from coordbench import semconv
 from coordbench.evals.evaluation import ScenarioEvaluation
@@ -22,6 +22,9 @@ from coordbench.meters import ScenarioFigures
 from coordbench.spans import AttributeValue, SpanData
 from coordbench.spantree import SpanTree, is_agent_call
 from coordbench.store.encoded import EncodedSpan, Envelope
+
+if TYPE_CHECKING:
+    from coordbench.evals.replay import Replays
 
 __all__ = [
     "EvaluationEvent",
@@ -317,8 +320,13 @@ def _events(evaluation: ScenarioEvaluation, label: str) -> list[EvaluationEvent]
     return events
 
 
-def run_job(request: JobRequest) -> JobResult:
-    """Decode, check completeness, and evaluate one trace (in the worker process)."""
+def run_job(request: JobRequest, replays: Replays | None = None) -> JobResult:
+    """Decode, check completeness, and evaluate one trace (in the worker process).
+
+    Args:
+        request: The job.
+        replays: The worker's event loop for evaluations (default: one for this job alone).
+    """
     from coordbench.evals.config import JudgeConfig
     from coordbench.evals.replay import replay_sync
 
@@ -335,7 +343,10 @@ def run_job(request: JobRequest) -> JobResult:
     judge = JudgeConfig.from_env()
     if not request.judge:
         judge = judge.model_copy(update={"api_key": None})
-    evaluation = replay_sync(request.trace_id, spans, judge=judge)
+    if replays is not None:
+        evaluation = replays.run(request.trace_id, spans, judge=judge)
+    else:
+        evaluation = replay_sync(request.trace_id, spans, judge=judge)
     figures: list[ScenarioFigures] = []
     events: list[EvaluationEvent] = []
     entered = _started(tree)

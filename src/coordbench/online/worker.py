@@ -38,20 +38,23 @@ class WorkerDiedError(CoordbenchError):
 
 
 def _serve(conn: Connection) -> None:  # pragma: no cover - runs in the worker process
-    while True:
-        try:
-            request = conn.recv()
-        except (EOFError, OSError):
-            return
-        if request is None:
-            return
-        rows: list[SpanRow] = []
-        while len(rows) < request.span_count:
-            rows.extend(conn.recv())
-        try:
-            conn.send(("ok", run_job(dataclasses.replace(request.job, rows=rows))))
-        except Exception as exc:  # the parent counts it as failed and logs it
-            conn.send(("error", f"{type(exc).__name__}: {exc}"))
+    from coordbench.evals.replay import Replays
+
+    with Replays() as replays:  # one event loop and thread pool for every job of this process
+        while True:
+            try:
+                request = conn.recv()
+            except (EOFError, OSError):
+                return
+            if request is None:
+                return
+            rows: list[SpanRow] = []
+            while len(rows) < request.span_count:
+                rows.extend(conn.recv())
+            try:
+                conn.send(("ok", run_job(dataclasses.replace(request.job, rows=rows), replays)))
+            except Exception as exc:  # the parent counts it as failed and logs it
+                conn.send(("error", f"{type(exc).__name__}: {exc}"))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,0 +1,297 @@
+"""Evaluation cost: today's code against the code before the cost work, in the same run.
+
+The baseline is the source tree of commit :data:`BASELINE` (the last commit before evaluation was
+made cheaper), extracted from git into a temporary folder; every measurement runs in a child
+process, once on that tree and once on today's, on the same traces, one after the other. The
+evaluations must be the same bytes (``tests/cost/test_unchanged.py`` checks a corpus; here the
+``coordbench evaluate`` outputs of both trees are compared too).
+
+- *Batch*: 100 traces of about 200 spans (20 agents plus the host, captured message text), each
+  evaluated whole as ``coordbench evaluate`` does (``replay``: context, every evaluator, failure
+  attribution where a scenario fails, JSON), in one process: milliseconds per trace. Then the
+  same through the ``coordbench evaluate`` command: the difference between a 100-trace file and
+  a 1-trace file, over 99.
+- *Parts*: one trace of 1,000, 10,000 and 100,000 spans: building the context, each evaluator
+  alone (in the pipeline's order, each reading the earlier ones' results), and the JSON.
+- *Hostile shapes* (:mod:`tests.cost.hostile`) of 100,000 spans, today's code only: the CPU time
+  and peak memory of a process evaluating one (the baseline spends minutes on the first).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from io import BytesIO
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+BASELINE = "c53150c"
+"""The commit before the cost work: what today's figures are compared with."""
+BATCH = 100
+BATCH_SPANS = 200
+SIZES = (1_000, 10_000, 100_000)
+HOSTILE_SPANS = 100_000
+HOSTILE = ("self_calls", "one_root", "same_text")
+
+
+# --- measurements (run in a child process, on whichever source tree PYTHONPATH names) ---------------
+
+
+def _batch_traces() -> list[Any]:
+    from benchmarks.evaluation import synthetic_trace
+
+    return [synthetic_trace(BATCH_SPANS, seed=1_000 + k, content=True) for k in range(BATCH)]
+
+
+def _measure_batch() -> dict[str, Any]:
+    from coordbench.evals import replay as replaying
+    from coordbench.evals.config import JudgeConfig
+    from coordbench.server.app import tune_gc_for_ingest
+
+    tune_gc_for_ingest()
+    traces = _batch_traces()
+    judge = JudgeConfig()
+    runs: list[float] = []
+    for _ in range(3):
+        started = time.perf_counter()
+        if hasattr(replaying, "Replays"):  # today's batch path: one event loop for the batch
+            with replaying.Replays() as replays:  # pyright: ignore[reportAttributeAccessIssue]
+                for spans in traces:
+                    replays.run(spans[0].trace_id, spans, judge=judge).to_json()
+        else:  # the baseline's: an event loop per trace
+            for spans in traces:
+                replaying.replay_sync(spans[0].trace_id, spans, judge=judge).to_json()
+        runs.append((time.perf_counter() - started) / len(traces) * 1e3)
+    return {"ms_per_trace": statistics.median(runs), "runs": runs, "spans": sum(len(t) for t in traces) / len(traces)}
+
+
+def _measure_parts(size: int) -> dict[str, Any]:
+    from benchmarks.evaluation import synthetic_trace
+    from coordbench.evals import EvalConfig, EvalContext, EvalPipeline, EvalScenario, JudgeConfig
+    from coordbench.evals.evaluation import EvaluatorResults, ScenarioEvaluation
+    from coordbench.evals.scoring import combine
+    from coordbench.server.app import tune_gc_for_ingest
+
+    tune_gc_for_ingest()
+    spans = synthetic_trace(size, content=True)
+    config = EvalConfig(judge=JudgeConfig())
+    pipeline = EvalPipeline(config)
+    rounds = 3 if size <= 10_000 else 1
+    parts: dict[str, list[float]] = {}
+
+    def timed(name: str, started: float) -> None:
+        parts.setdefault(name, []).append((time.perf_counter() - started) * 1e3)
+
+    async def once() -> None:
+        started = time.perf_counter()
+        ctx = EvalContext.build(spans, scenario=EvalScenario(id="bench"), config=config, hosts=["host"])
+        timed("context", started)
+        for evaluator in pipeline.evaluators:
+            started = time.perf_counter()
+            ctx.results[evaluator.name] = await evaluator.evaluate(ctx)
+            timed(evaluator.name, started)
+        scores = {e.name: e.score(ctx.results[e.name], ctx) for e in pipeline.evaluators}
+        evaluation = ScenarioEvaluation(scenario="bench", results=EvaluatorResults.of(ctx.results), failures=[],
+                                        score=combine(scores, config.weights), passed=True)  # fmt: skip
+        started = time.perf_counter()
+        evaluation.to_json()
+        timed("json", started)
+
+    for _ in range(rounds):
+        asyncio.run(once())
+    return {"spans": len(spans), "ms": {name: statistics.median(t) for name, t in parts.items()}}
+
+
+def _measure_hostile(shape: str) -> dict[str, Any]:
+    from coordbench.evals.config import JudgeConfig
+    from coordbench.evals.replay import replay_sync
+    from tests.cost import hostile
+
+    spans = getattr(hostile, shape)(HOSTILE_SPANS)
+    started = time.process_time()
+    evaluation = replay_sync(spans[0].trace_id, spans, judge=JudgeConfig())
+    cpu = time.process_time() - started
+    return {
+        "spans": len(spans),
+        "cpu_s": cpu,
+        "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "failures": [f.evaluator for f in evaluation.evaluations[0].failures],
+    }
+
+
+def _child(argv: Sequence[str]) -> None:
+    what = argv[0]
+    if what == "batch":
+        out = _measure_batch()
+    elif what == "parts":
+        out = _measure_parts(int(argv[1]))
+    elif what == "hostile":
+        out = _measure_hostile(argv[1])
+    elif what == "write-batch":
+        from coordbench.otlp import export_request_json
+
+        traces = _batch_traces()
+        for name, chosen in (("batch.jsonl", traces), ("one.jsonl", traces[:1])):
+            lines = [json.dumps(export_request_json(t), separators=(",", ":")) for t in chosen]
+            (Path(argv[1]) / name).write_text("\n".join(lines) + "\n")
+        out = {}
+    else:
+        raise SystemExit(f"unknown measurement {what!r}")
+    print(json.dumps(out))
+
+
+# --- the parent: the two trees, side by side ---------------------------------------------------------
+
+
+def _baseline_tree(folder: Path) -> Path:
+    """The baseline commit's ``src`` in ``folder`` (the native scanners copied from today's build)."""
+    archive = subprocess.run(["git", "archive", BASELINE, "src"], cwd=ROOT, check=True, capture_output=True).stdout
+    with tarfile.open(fileobj=BytesIO(archive)) as tar:
+        tar.extractall(folder, filter="data")
+    for built in (ROOT / "src").rglob("*.so"):
+        target = folder / built.relative_to(ROOT)
+        target.write_bytes(built.read_bytes())
+    return folder / "src"
+
+
+def _env(src: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{ROOT}", "AGENTBEATS_LLM_API_KEY": ""}
+
+
+def _in(src: Path, *args: str) -> dict[str, Any]:
+    done = subprocess.run([sys.executable, "-m", "benchmarks.cost", *args], cwd=ROOT, env=_env(src), check=True,
+                          capture_output=True, text=True)  # fmt: skip
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _evaluate_command(src: Path, trace_file: Path, output: Path) -> float:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "coordbench", "evaluate", str(trace_file), "--output", str(output)],
+                   cwd=ROOT, env=_env(src), check=True, capture_output=True)  # fmt: skip
+    return time.perf_counter() - started
+
+
+@dataclass
+class CostResult:
+    batch: dict[str, dict[str, Any]] = field(default_factory=dict[str, dict[str, Any]])
+    command_ms: dict[str, float] = field(default_factory=dict[str, float])
+    command_identical: bool = False
+    parts: dict[str, dict[int, dict[str, Any]]] = field(default_factory=dict[str, dict[int, dict[str, Any]]])
+    hostile: dict[str, dict[str, Any]] = field(default_factory=dict[str, dict[str, Any]])
+
+
+def run() -> CostResult:
+    result = CostResult()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        trees = {"baseline": _baseline_tree(folder / "baseline"), "today": ROOT / "src"}
+        for name, src in trees.items():
+            print(f"  batch on {name}", flush=True)
+            result.batch[name] = _in(src, "batch")
+        _in(trees["today"], "write-batch", tmp)
+        for name, src in trees.items():
+            many = min(_evaluate_command(src, folder / "batch.jsonl", folder / f"{name}.out") for _ in range(2))
+            one = min(_evaluate_command(src, folder / "one.jsonl", folder / f"{name}-one.out") for _ in range(2))
+            result.command_ms[name] = (many - one) / (BATCH - 1) * 1e3
+        result.command_identical = (folder / "baseline.out").read_bytes() == (folder / "today.out").read_bytes()
+        for size in SIZES:
+            for name, src in trees.items():
+                print(f"  {size:,} spans on {name}", flush=True)
+                result.parts.setdefault(name, {})[size] = _in(src, "parts", str(size))
+        for shape in HOSTILE:
+            print(f"  hostile {shape}", flush=True)
+            result.hostile[shape] = _in(trees["today"], "hostile", shape)
+    return result
+
+
+def _ratio(a: float, b: float) -> str:
+    return f"{a / b:.2f}" if b else "-"
+
+
+def report(result: CostResult) -> str:
+    base, today = result.batch["baseline"], result.batch["today"]
+    lines = [
+        "## Evaluation cost (`benchmarks/cost.py`)",
+        "",
+        f"Today's code against the baseline (commit `{BASELINE}`, before evaluation was made cheaper), each in its "
+        "own process, one after the other, on the same traces. *Batch*: "
+        f"{BATCH} traces of about {BATCH_SPANS} spans (20 agents plus the host, captured text), each evaluated "
+        "whole as `coordbench evaluate` does (replay: context, every evaluator, attribution where a scenario "
+        "fails, JSON); median of 3 passes. *Command*: `coordbench evaluate` on a file of those traces, less "
+        "the same command on a file of one of them, over the other 99.",
+        "",
+        "| per trace of ~200 spans | baseline (ms) | today (ms) | baseline / today | goal |",
+        "|---|---:|---:|---:|---|",
+        f"| batch, one process | {base['ms_per_trace']:.1f} | {today['ms_per_trace']:.1f} | "
+        f"{_ratio(base['ms_per_trace'], today['ms_per_trace'])} | 5 ms |",
+        f"| `coordbench evaluate` | {result.command_ms['baseline']:.1f} | {result.command_ms['today']:.1f} | "
+        f"{_ratio(result.command_ms['baseline'], result.command_ms['today'])} | 5 ms |",
+        "",
+        f"Traces scored per second on one core, today: {1e3 / today['ms_per_trace']:.0f} (baseline "
+        f"{1e3 / base['ms_per_trace']:.0f}). The two trees' `coordbench evaluate` outputs are "
+        f"{'byte for byte the same' if result.command_identical else 'DIFFERENT'}.",
+        "",
+        "Per part (ms), one trace of each size (median of 3 runs; 1 at 100,000 spans):",
+        "",
+    ]
+    names = list(result.parts["today"][SIZES[0]]["ms"])
+    header = "| part | " + " | ".join(f"{s:,}: baseline | {s:,}: today" for s in SIZES) + " |"
+    lines += [header, "|---|" + "---:|" * (2 * len(SIZES))]
+    for name in [*names, "total"]:
+        cells = []
+        for size in SIZES:
+            for tree in ("baseline", "today"):
+                ms = result.parts[tree][size]["ms"]
+                value = sum(ms.values()) if name == "total" else ms.get(name)
+                cells.append("-" if value is None else f"{value:,.1f}")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += ["", "Scaling, today (10,000 spans over 1,000; 100,000 over 10,000) and the goals:", ""]
+    lines += ["| part | 10k / 1k | 100k / 10k |", "|---|---:|---:|"]
+    for name in [*names, "total"]:
+        values = []
+        for size in SIZES:
+            ms = result.parts["today"][size]["ms"]
+            values.append(sum(ms.values()) if name == "total" else ms.get(name, 0.0))
+        lines.append(f"| {name} | {_ratio(values[1], values[0])} | {_ratio(values[2], values[1])} |")
+    for size in SIZES[1:]:
+        ms = result.parts["today"][size]["ms"]
+        base_ms = result.parts["baseline"][size]["ms"]
+        lines.append("")
+        lines.append(
+            f"At {size:,} spans the coordination evaluator takes {_ratio(ms['coordination'], ms['graph'])} times the "
+            f"graph tier (goal: at most 3; baseline {_ratio(base_ms['coordination'], base_ms['graph'])})."
+        )
+    totals = [sum(result.parts["today"][s]["ms"].values()) for s in SIZES]
+    lines += [
+        "",
+        f"10,000 spans cost {_ratio(totals[1], totals[0])} times 1,000 (goal: at most 12); 100,000 spans are "
+        f"evaluated in {totals[2] / 1e3:.1f} s.",
+        "",
+        f"Hostile shapes of {HOSTILE_SPANS:,} spans, today (a process evaluating one, every evaluator and "
+        "attribution):",
+        "",
+        "| shape | spans | CPU (s) | peak memory of the process (MB) | evaluators failed |",
+        "|---|---:|---:|---:|---|",
+    ]
+    for shape, figures in result.hostile.items():
+        lines.append(f"| {shape} | {figures['spans']:,} | {figures['cpu_s']:.1f} | {figures['peak_mb']:,.0f} | "
+                     f"{', '.join(figures['failures']) or 'none'} |")  # fmt: skip
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1:
+        _child(sys.argv[1:])
+    else:
+        print(report(run()))
