@@ -23,6 +23,7 @@ import asyncio
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -114,9 +115,10 @@ def _measure_parts(size: int) -> dict[str, Any]:
 
 
 def _measure_hostile(shape: str) -> dict[str, Any]:
+    from tests.cost import hostile
+
     from coordbench.evals.config import JudgeConfig
     from coordbench.evals.replay import replay_sync
-    from tests.cost import hostile
 
     spans = getattr(hostile, shape)(HOSTILE_SPANS)
     started = time.process_time()
@@ -156,7 +158,8 @@ def _child(argv: Sequence[str]) -> None:
 
 def _baseline_tree(folder: Path) -> Path:
     """The baseline commit's ``src`` in ``folder`` (the native scanners copied from today's build)."""
-    archive = subprocess.run(["git", "archive", BASELINE, "src"], cwd=ROOT, check=True, capture_output=True).stdout
+    git = shutil.which("git") or "git"
+    archive = subprocess.run([git, "archive", BASELINE, "src"], cwd=ROOT, check=True, capture_output=True).stdout
     with tarfile.open(fileobj=BytesIO(archive)) as tar:
         tar.extractall(folder, filter="data")
     for built in (ROOT / "src").rglob("*.so"):

@@ -45,6 +45,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.evals import llm_teams, teams
 
 from benchmarks.evaluation import synthetic_trace
 from coordbench import semconv
@@ -55,7 +56,6 @@ from coordbench.otlp import decode_json, export_request_json
 from coordbench.spans import SpanData, SpanKind, StatusCode
 from coordbench.spantree import completeness_of
 from coordbench.traces.file import load_traces
-from tests.evals import llm_teams, teams
 
 HERE = Path(__file__).parent / "data"
 CORPUS = HERE / "corpus.jsonl.gz"

@@ -16,12 +16,12 @@ import tracemalloc
 from collections.abc import Callable
 
 import pytest
+from tests.cost.hostile import one_root, same_text, self_calls
 
 from coordbench.evals import JudgeConfig
 from coordbench.evals.evaluation import TraceEvaluation
 from coordbench.evals.replay import replay
 from coordbench.spans import SpanData
-from tests.cost.hostile import one_root, same_text, self_calls
 
 SMALL, LARGE = 2_000, 8_000
 GROWTH = 8.0

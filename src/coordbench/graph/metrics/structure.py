@@ -72,7 +72,10 @@ def reciprocity(G: nx.DiGraph[str]) -> float:
 
 DENSITY = Metric("density", lambda i: density(i.graph), "Share of possible caller-callee pairs used.", "directed")
 CLUSTERING = Metric(
-    "clustering", lambda i: clustering(i.graph, flow=i.flow), "Average clustering of who-works-with-whom.", "undirected-flow"
+    "clustering",
+    lambda i: clustering(i.graph, flow=i.flow),
+    "Average clustering of who-works-with-whom.",
+    "undirected-flow",
 )
 COMPONENTS = Metric(
     "connected_components", lambda i: components(i.graph), "Weakly and strongly connected components.", "directed"
