@@ -197,6 +197,29 @@ def test_reading_back_gives_the_declared_types_and_strings_otherwise(clickhouse:
     assert [s.end_time_unix_nano for s in traces.trace(TRACE) if s.span_id == "00000000000000bb"] == [T0 - 10]
 
 
+def test_many_traces_read_in_one_batch_are_each_what_reading_it_alone_gives(
+    clickhouse: ClickHouse, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from coordbench.clickhouse import traces as module
+
+    traces = ClickHouseTraces(clickhouse)
+    ids = [f"{k:032x}" for k in range(1, 8)]
+    # seven traces a day apart, a retried export among them, each with SPAN's events and links
+    stored = [SPAN._replace(trace_id=t, start_time_unix_nano=T0 + k * 86_400 * 10**9,
+                            end_time_unix_nano=T0 + k * 86_400 * 10**9 + 1_500) for k, t in enumerate(ids)]  # fmt: skip
+    traces.insert(stored + stored[:2])
+    alone = {t: traces.trace(t) for t in ids}
+    monkeypatch.setattr(module, "BATCH", 3)  # three queries of at most three traces
+    unknown = "f" * 32
+    assert traces.traces([*reversed(ids), ids[0].upper(), unknown]) == alone  # repeats once; the unknown absent
+    for_evaluation = traces.traces(ids, for_evaluation=True)
+    assert for_evaluation == {t: [s._replace(events=(), links=()) for s in spans] for t, spans in alone.items()}
+    assert alone[ids[0]][0].events and alone[ids[0]][0].links  # what was left out was there to leave
+    assert traces.traces([]) == {} and traces.traces([unknown]) == {}
+    with pytest.raises(ValueError, match="32 hex digits"):
+        traces.traces([ids[0], "not-a-trace"])
+
+
 def test_a_declared_attribute_that_is_not_of_its_type_stays_a_string() -> None:
     row = [T0, TRACE, "00f067aa0ba902b7", "", "x", "Internal", {}, "", {}, 0, "Unset", "", [], [], [], [], [], [], []]
     odd = {

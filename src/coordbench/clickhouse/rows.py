@@ -35,6 +35,7 @@ from coordbench.clickhouse.connection import JsonNumber
 from coordbench.spans import AttributeValue, SpanData, SpanEvent, SpanKind, SpanLink, StatusCode
 
 __all__ = [
+    "EVALUATION_COLUMNS",
     "MAX_TIME_UNIX_NANO",
     "READ_COLUMNS",
     "WRITE_COLUMNS",
@@ -105,6 +106,18 @@ READ_COLUMNS = (
     "`Links.Attributes`",
 )
 """What :func:`span_of_row` reads, as SQL select expressions (times as integer nanoseconds)."""
+
+EVALUATION_COLUMNS = (
+    *READ_COLUMNS[:12],
+    "[]::Array(UInt64)",
+    "[]::Array(String)",
+    "[]::Array(Map(String, String))",
+    "[]::Array(String)",
+    "[]::Array(String)",
+    "[]::Array(String)",
+    "[]::Array(Map(String, String))",
+)
+""":data:`READ_COLUMNS` without the spans' events and links, which no evaluator reads: what evaluation reads."""
 
 
 # --- writing: pdata's Value.AsString ------------------------------------------------------------

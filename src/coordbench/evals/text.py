@@ -28,7 +28,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from coordbench.evals.base import TIER_TEXT, EvalContext, Evaluator
-from coordbench.evals.textsim import cosine, rouge_l, tfidf_vectors, tokens
+from coordbench.evals.textsim import cosine, rouge_l, tfidf_of_tokens, tfidf_vectors, tokens
 
 __all__ = ["PairDiversity", "TextEvaluator", "TextResult", "reference_similarity"]
 
@@ -128,12 +128,22 @@ class TextEvaluator(Evaluator):
             if call.response_text:
                 said[pair][call.callee].append(call.response_text)
                 texts.append(call.response_text)
+        # each message's tokens once: a message is read for its pair's diversity and for repetition (the
+        # tokens of texts joined by a space are the texts' tokens one after another)
+        words: dict[str, tuple[str, ...]] = {}
+
+        def tokens_of(text: str) -> tuple[str, ...]:
+            found = words.get(text)
+            if found is None:
+                found = words[text] = tuple(tokens(text))
+            return found
+
         pairs: list[PairDiversity] = []
         for pair in sorted(said):
             sides = said[pair]
             if len(sides) < 2:
                 continue
-            a, b = tfidf_vectors([" ".join(sides[pair[0]]), " ".join(sides[pair[1]])])
+            a, b = tfidf_of_tokens([[w for m in sides[side] for w in tokens_of(m)] for side in pair])
             count = len(sides[pair[0]]) + len(sides[pair[1]])
             pairs.append(PairDiversity(agents=pair, messages=count, similarity=cosine(a, b)))
         repetition: float | None = None
@@ -141,7 +151,7 @@ class TextEvaluator(Evaluator):
             seen: set[tuple[str, ...]] = set()
             repeats = 0
             for message in texts:
-                key = tuple(tokens(message))
+                key = tokens_of(message)
                 if key and key in seen:
                     repeats += 1
                 seen.add(key)

@@ -12,11 +12,11 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from coordbench.sketch import tokens  # one tokenizer for similarity and fingerprints
 
-__all__ = ["cosine", "rouge_l", "tfidf_vectors", "tokens"]
+__all__ = ["cosine", "rouge_l", "tfidf_of_tokens", "tfidf_vectors", "tokens"]
 
 _ROUGE_TOKEN = re.compile(r"[a-z0-9]+")
 
@@ -28,7 +28,17 @@ def tfidf_vectors(documents: Sequence[str]) -> list[dict[str, float]]:
         >>> [sorted(v) for v in tfidf_vectors(["red apple", "green apple"])]
         [['apple', 'red'], ['apple', 'green']]
     """
-    counts = [Counter(tokens(d)) for d in documents]
+    return tfidf_of_tokens([tokens(d) for d in documents])
+
+
+def tfidf_of_tokens(documents: Sequence[Iterable[str]]) -> list[dict[str, float]]:
+    """:func:`tfidf_vectors` of documents already cut into :func:`tokens` (a text's tokens read once).
+
+    Example:
+        >>> tfidf_of_tokens([tokens("red apple"), tokens("green apple")]) == tfidf_vectors(["red apple", "green apple"])
+        True
+    """
+    counts = [Counter(d) for d in documents]
     n = len(documents)
     df: Counter[str] = Counter()
     for c in counts:

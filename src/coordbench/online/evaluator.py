@@ -38,6 +38,7 @@ from coordbench.online.records import EvaluationLog, EvaluationRecord, ScenarioS
 from coordbench.online.schedule import Schedule
 from coordbench.online.worker import WorkerDiedError, WorkerProcess, WorkerTimeoutError
 from coordbench.store import SpanStore
+from coordbench.store.encoded import EncodedSpan
 
 __all__ = ["SKIP_REASONS", "OnlineEvaluator", "OnlineSettings", "judge_sampled"]
 
@@ -45,6 +46,9 @@ SKIP_REASONS = ("queue_full", "evicted", "failed", "timed_out")
 """Why a trace goes unevaluated (the ``reason`` of ``coordbench.traces.skipped``)."""
 
 logger = logging.getLogger(__name__)
+
+READ_BATCH = 32
+"""Most traces read in one query from a database store (ClickHouse): those waiting in the queue, together."""
 
 
 def judge_sampled(trace_id: bytes, fraction: float) -> bool:
@@ -261,23 +265,37 @@ class OnlineEvaluator:
 
     async def _work(self, worker: WorkerProcess) -> None:
         while True:
-            trace_id = await self._queue.get()
-            try:
-                await self._evaluate(trace_id, worker)
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # never let one trace stop the worker
-                logger.exception("online evaluation of trace %s failed", trace_id.hex())
-                self._skip("failed")
-            finally:
-                if self.schedule.finished(trace_id):
-                    self._wake.set()
-                self._notify()
+            batch = [await self._queue.get()]
+            read: dict[bytes, tuple[list[EncodedSpan], float]] | None = None
+            if self.store.blocking_reads:  # a database: the traces waiting are read in one query, off the loop
+                while len(batch) < READ_BATCH and not self._queue.empty():
+                    batch.append(self._queue.get_nowait())
+                wanted = [t for t in batch if not self.schedule.gone(t)]
+                try:
+                    read = await asyncio.to_thread(self.store.encoded_many, wanted) if wanted else {}
+                except Exception:  # each trace is read again on its own below, and fails there if it must
+                    logger.exception("reading %d traces for online evaluation failed", len(wanted))
+            for trace_id in batch:
+                try:
+                    await self._evaluate(trace_id, worker, read)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:  # never let one trace stop the worker
+                    logger.exception("online evaluation of trace %s failed", trace_id.hex())
+                    self._skip("failed")
+                finally:
+                    if self.schedule.finished(trace_id):
+                        self._wake.set()
+                    self._notify()
 
-    async def _evaluate(self, trace_id: bytes, worker: WorkerProcess) -> None:
+    async def _evaluate(
+        self, trace_id: bytes, worker: WorkerProcess, read: dict[bytes, tuple[list[EncodedSpan], float]] | None = None
+    ) -> None:
         if self.schedule.gone(trace_id):
             return
-        if self.store.blocking_reads:  # a database read: off the loop
+        if read is not None:  # read with the traces queued beside it
+            held = read.get(trace_id)
+        elif self.store.blocking_reads:  # a database read: off the loop
             held = await asyncio.to_thread(self.store.encoded, trace_id)
         else:
             held = self.store.encoded(trace_id)

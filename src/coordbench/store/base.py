@@ -273,6 +273,10 @@ class SpanStore(Protocol):
         """The trace's spans and the seconds since it last grew (``None``: not held)."""
         ...
 
+    def encoded_many(self, trace_ids: Sequence[bytes]) -> dict[bytes, tuple[list[EncodedSpan], float]]:
+        """:meth:`encoded` of several traces at once (a database reads them in one query); those held."""
+        ...
+
     def snapshot_builder(self, trace_id: str) -> Callable[[], TraceSnapshot] | None:
         """A function building the trace's snapshot off the event loop (``None``: surely not held)."""
         ...

@@ -443,6 +443,15 @@ class TraceStore:
             return None
         return list(trace.spans.values()), max(0.0, self._clock() - trace.last_growth)
 
+    def encoded_many(self, trace_ids: Sequence[bytes]) -> dict[bytes, tuple[list[EncodedSpan], float]]:
+        """:meth:`encoded` of each trace held."""
+        out: dict[bytes, tuple[list[EncodedSpan], float]] = {}
+        for trace_id in trace_ids:
+            held = self.encoded(trace_id)
+            if held is not None:
+                out[trace_id] = held
+        return out
+
     def _scoped(
         self, trace: _Trace, open_spans: Collection[str], within: str | None
     ) -> tuple[list[SpanData], Completeness]:

@@ -21,14 +21,32 @@ _EXACT = 2**53
 """Integral floats below this are written as integers (every such float is an exact integer)."""
 
 
+def _float(value: float) -> float | int | None:
+    if not math.isfinite(value):
+        return None
+    rounded = float(f"{value:.{_DIGITS}g}")
+    if rounded.is_integer() and abs(rounded) < _EXACT:
+        return int(rounded)  # 3.0 and 3 are the same number: one spelling, whatever carried it
+    return rounded
+
+
+_AS_IS = frozenset({str, int, bool, type(None)})
+
+
 def _canonical(value: Any) -> Any:
+    # the exact built-in types first, by identity (an evaluation is thousands of them); anything else
+    # (a subclass, a Mapping that is not a dict) takes the general path below, with the same result
+    kind: type[object] = type(value)  # pyright: ignore[reportUnknownVariableType]
+    if kind in _AS_IS:
+        return value
+    if kind is float:
+        return _float(value)
+    if kind is dict:
+        return {str(k): _canonical(v) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    if kind is list:
+        return [_canonical(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
     if isinstance(value, float):
-        if not math.isfinite(value):
-            return None
-        rounded = float(f"{value:.{_DIGITS}g}")
-        if rounded.is_integer() and abs(rounded) < _EXACT:
-            return int(rounded)  # 3.0 and 3 are the same number: one spelling, whatever carried it
-        return rounded
+        return _float(value)
     if isinstance(value, Mapping):
         return {str(k): _canonical(v) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
     if isinstance(value, list | tuple):
