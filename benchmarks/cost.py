@@ -44,6 +44,7 @@ BATCH_SPANS = 200
 SIZES = (1_000, 10_000, 100_000)
 HOSTILE_SPANS = 100_000
 HOSTILE = ("self_calls", "one_root", "same_text")
+ROUNDS = 5
 
 
 # --- measurements (run in a child process, on whichever source tree PYTHONPATH names) ---------------
@@ -63,18 +64,17 @@ def _measure_batch() -> dict[str, Any]:
     tune_gc_for_ingest()
     traces = _batch_traces()
     judge = JudgeConfig()
-    runs: list[float] = []
-    for _ in range(3):
-        started = time.perf_counter()
-        if hasattr(replaying, "Replays"):  # today's batch path: one event loop for the batch
-            with replaying.Replays() as replays:  # pyright: ignore[reportAttributeAccessIssue]
-                for spans in traces:
-                    replays.run(spans[0].trace_id, spans, judge=judge).to_json()
-        else:  # the baseline's: an event loop per trace
+    for spans in traces[:5]:  # imports and caches warmed
+        replaying.replay_sync(spans[0].trace_id, spans, judge=judge).to_json()
+    started = time.perf_counter()
+    if hasattr(replaying, "Replays"):  # today's batch path: one event loop for the batch
+        with replaying.Replays() as replays:  # pyright: ignore[reportAttributeAccessIssue]
             for spans in traces:
-                replaying.replay_sync(spans[0].trace_id, spans, judge=judge).to_json()
-        runs.append((time.perf_counter() - started) / len(traces) * 1e3)
-    return {"ms_per_trace": statistics.median(runs), "runs": runs, "spans": sum(len(t) for t in traces) / len(traces)}
+                replays.run(spans[0].trace_id, spans, judge=judge).to_json()
+    else:  # the baseline's: an event loop per trace
+        for spans in traces:
+            replaying.replay_sync(spans[0].trace_id, spans, judge=judge).to_json()
+    return {"ms_per_trace": (time.perf_counter() - started) / len(traces) * 1e3}
 
 
 def _measure_parts(size: int) -> dict[str, Any]:
@@ -199,9 +199,12 @@ def run() -> CostResult:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         trees = {"baseline": _baseline_tree(folder / "baseline"), "today": ROOT / "src"}
-        for name, src in trees.items():
-            print(f"  batch on {name}", flush=True)
-            result.batch[name] = _in(src, "batch")
+        rounds: dict[str, list[float]] = {name: [] for name in trees}
+        for k in range(ROUNDS):  # the trees take turns: the machine's drift falls on both
+            for name, src in trees.items():
+                print(f"  batch on {name}, round {k + 1}", flush=True)
+                rounds[name].append(_in(src, "batch")["ms_per_trace"])
+        result.batch = {name: {"ms_per_trace": statistics.median(r), "runs": r} for name, r in rounds.items()}
         _in(trees["today"], "write-batch", tmp)
         for name, src in trees.items():
             many = min(_evaluate_command(src, folder / "batch.jsonl", folder / f"{name}.out") for _ in range(2))
@@ -231,7 +234,8 @@ def report(result: CostResult) -> str:
         "own process, one after the other, on the same traces. *Batch*: "
         f"{BATCH} traces of about {BATCH_SPANS} spans (20 agents plus the host, captured text), each evaluated "
         "whole as `coordbench evaluate` does (replay: context, every evaluator, attribution where a scenario "
-        "fails, JSON); median of 3 passes. *Command*: `coordbench evaluate` on a file of those traces, less "
+        "fails, JSON); median of 5 rounds, the two trees taking turns (per-round ratios below). *Command*: "
+        "`coordbench evaluate` on a file of those traces, less "
         "the same command on a file of one of them, over the other 99.",
         "",
         "| per trace of ~200 spans | baseline (ms) | today (ms) | baseline / today | goal |",
@@ -240,6 +244,10 @@ def report(result: CostResult) -> str:
         f"{_ratio(base['ms_per_trace'], today['ms_per_trace'])} | 5 ms |",
         f"| `coordbench evaluate` | {result.command_ms['baseline']:.1f} | {result.command_ms['today']:.1f} | "
         f"{_ratio(result.command_ms['baseline'], result.command_ms['today'])} | 5 ms |",
+        "",
+        "Per round, baseline / today: "
+        + ", ".join(f"{b / t:.2f}" for b, t in zip(base["runs"], today["runs"], strict=True))
+        + ".",
         "",
         f"Traces scored per second on one core, today: {1e3 / today['ms_per_trace']:.0f} (baseline "
         f"{1e3 / base['ms_per_trace']:.0f}). The two trees' `coordbench evaluate` outputs are "
