@@ -9,7 +9,17 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks import clickhouse, demo, evaluation, ingest, instrumentation_overhead, online, pipeline, read_api
+from benchmarks import (
+    clickhouse,
+    cost,
+    demo,
+    evaluation,
+    ingest,
+    instrumentation_overhead,
+    online,
+    pipeline,
+    read_api,
+)
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 
@@ -98,6 +108,7 @@ def main(argv: list[str] | None = None) -> None:
         ("read API", read_api),
         ("evaluation", evaluation),
         ("evaluator pipeline", pipeline),
+        ("evaluation cost", cost),
         ("online evaluation", online),
         ("ClickHouse store", clickhouse),
         ("demo", demo),

@@ -51,6 +51,7 @@ class StepTree:
         """Index the spans."""
         self.spans = spans if isinstance(spans, SpanTree) else SpanTree(spans)
         self._steps: dict[str, Step] = {}
+        self._critical: CriticalPath | None = None
 
     @property
     def orphans(self) -> list[str]:
@@ -118,6 +119,12 @@ class StepTree:
             >>> path.length_ms, path.by_agent_ms
             (100.0, {'A': 20.0, 'C': 80.0})
         """
+        if self._critical is None:  # walked once: the latency evaluator and the graph tier both ask
+            self._critical = self._walk_critical_path()
+        found = self._critical
+        return CriticalPath(length_ms=found.length_ms, segments=found.segments, by_agent_ms=dict(found.by_agent_ms))
+
+    def _walk_critical_path(self) -> CriticalPath:
         best: tuple[float, list[tuple[str, str, int, int]]] = (0.0, [])
         for top in self.spans.roots + self.spans.orphans:
             segments = self._critical_segments(top)

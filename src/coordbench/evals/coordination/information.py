@@ -20,8 +20,8 @@ from coordbench.evals.evidence import (
     TeamCall,
     TeamTrace,
     carried,
+    trigrams,
 )
-from coordbench.evals.textsim import tokens
 from coordbench.sketch import Estimate, containment
 
 
@@ -47,15 +47,20 @@ class _Said:
     def __init__(self, call: TeamCall, sender: str, text: str | None, printed: tuple[int, ...] | None,
                  time: int) -> None:  # fmt: skip
         self.call, self.sender, self.time = call, sender, time
-        words = tokens(text) if text is not None else None
-        self.grams = None if words is None else frozenset(tuple(words[i : i + 3]) for i in range(len(words) - 2))
+        if text is None:
+            self.grams = None
+        else:  # its word trigrams: none for a message of fewer than three words
+            grams = trigrams(text)
+            self.grams = grams if not grams or len(next(iter(grams))) == 3 else frozenset()
         self.print = printed
 
 
 def _grams(text: str) -> frozenset[tuple[str, ...]]:
-    """Word trigrams (the words themselves when fewer than three), as the echo measure counts them."""
-    words = tokens(text)
-    return frozenset({tuple(words[i : i + 3]) for i in range(len(words) - 2)} or ({tuple(words)} if words else set()))
+    """Word trigrams (the words themselves when fewer than three), as the echo measure counts them.
+
+    :func:`~coordbench.evals.evidence.trigrams`: read once per text for every measure that reads it.
+    """
+    return trigrams(text)
 
 
 def _added(c: TeamCall) -> tuple[float, float] | None:
