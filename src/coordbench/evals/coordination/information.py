@@ -47,11 +47,10 @@ class _Said:
     def __init__(self, call: TeamCall, sender: str, text: str | None, printed: tuple[int, ...] | None,
                  time: int) -> None:  # fmt: skip
         self.call, self.sender, self.time = call, sender, time
-        if text is None:
-            self.grams = None
-        else:  # its word trigrams: none for a message of fewer than three words
+        self.grams: frozenset[tuple[str, ...]] | None = None
+        if text is not None:  # its word trigrams: none for a message of fewer than three words
             grams = trigrams(text)
-            self.grams = grams if not grams or len(next(iter(grams))) == 3 else frozenset()
+            self.grams = grams if not grams or len(next(iter(grams))) == 3 else frozenset[tuple[str, ...]]()
         self.print = printed
 
 
