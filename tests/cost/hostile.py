@@ -5,7 +5,9 @@ instrumentation would record them (a CLIENT span in the caller, the callee's SER
 
 - :func:`self_calls`: one agent calling itself, each call inside the last (a chain ``n/2`` deep);
 - :func:`one_root`: every span a child of one root: the host's calls to 20 agents, side by side;
-- :func:`same_text`: a coordinator asking 20 workers the same thing, and every answer the same.
+- :func:`same_text`: a coordinator asking 20 workers the same thing, and every answer the same;
+- :func:`distinct_prints`: a coordinator asking one worker ever new things without content capture
+  (the default): fingerprints only, every one different.
 """
 
 from __future__ import annotations
@@ -33,6 +35,11 @@ def _call_attrs(callee: str, request: str, reply: str, digest: str) -> dict[str,
         semconv.GEN_AI_INPUT_MESSAGES: _messages("user", request),
         semconv.GEN_AI_OUTPUT_MESSAGES: _messages("assistant", reply),
     }
+
+
+def _served(agent: str) -> dict[str, object]:
+    """What an agent's SERVER span records of the request it handles."""
+    return {semconv.GEN_AI_OPERATION_NAME: "invoke_agent", semconv.GEN_AI_AGENT_NAME: agent}
 
 
 def _span(sid: int, parent: int | None, name: str, kind: SpanKind, service: str, start: int, end: int,
@@ -83,7 +90,7 @@ def one_root(n: int) -> list[SpanData]:
             spans.append(_span(sid, 1, f"invoke_agent {agent}", SpanKind.CLIENT, "host", start, end, attrs))
         else:
             spans.append(_span(sid, 1, f"invoke_agent {agent}", SpanKind.SERVER, agent, start, end,
-                               {semconv.GEN_AI_OPERATION_NAME: "invoke_agent"}))  # fmt: skip
+                               _served(agent)))  # fmt: skip
     return spans
 
 
@@ -93,7 +100,7 @@ def same_text(n: int) -> list[SpanData]:
     entry = _call_attrs("coordinator", "write the report", "the report", "f" * 16)
     spans.append(_span(2, 1, "invoke_agent coordinator", SpanKind.CLIENT, "host", START, START + (n + 1) * US, entry))
     spans.append(_span(3, 2, "invoke_agent coordinator", SpanKind.SERVER, "coordinator", START + 1,
-                       START + (n + 1) * US - 1, {semconv.GEN_AI_OPERATION_NAME: "invoke_agent"}))  # fmt: skip
+                       START + (n + 1) * US - 1, _served("coordinator")))  # fmt: skip
     for k in range((n - 3) // 2):
         sid = 4 + 2 * k
         worker = f"worker-{k % 20:02d}"
@@ -102,5 +109,31 @@ def same_text(n: int) -> list[SpanData]:
         start, end = START + (k + 1) * US, START + (k + 2) * US
         spans.append(_span(sid, 3, f"invoke_agent {worker}", SpanKind.CLIENT, "coordinator", start, end, attrs))
         spans.append(_span(sid + 1, sid, f"invoke_agent {worker}", SpanKind.SERVER, worker, start + 1, end - 1,
-                           {semconv.GEN_AI_OPERATION_NAME: "invoke_agent"}))  # fmt: skip
+                           _served(worker)))  # fmt: skip
+    return spans
+
+
+def distinct_prints(n: int) -> list[SpanData]:
+    """A coordinator asks one worker ``n/2`` different things, one after another; only fingerprints recorded."""
+    spans = [_root(n)]
+    entry = {semconv.GEN_AI_OPERATION_NAME: "invoke_agent", semconv.GEN_AI_AGENT_NAME: "coordinator",
+             semconv.A2A_METHOD: "SendMessage", semconv.A2A_MESSAGE_DIGEST: "e" * 16}  # fmt: skip
+    spans.append(_span(2, 1, "invoke_agent coordinator", SpanKind.CLIENT, "host", START, START + (n + 1) * US, entry))
+    spans.append(_span(3, 2, "invoke_agent coordinator", SpanKind.SERVER, "coordinator", START + 1,
+                       START + (n + 1) * US - 1, _served("coordinator")))  # fmt: skip
+    for k in range((n - 3) // 2):
+        sid = 4 + 2 * k
+        attrs: dict[str, object] = {
+            semconv.GEN_AI_OPERATION_NAME: "invoke_agent",
+            semconv.GEN_AI_AGENT_NAME: "worker",
+            semconv.A2A_METHOD: "SendMessage",
+            semconv.A2A_MESSAGE_DIGEST: f"{k:016x}",
+            # 48 hashes, different for every message, overlapping the last one's by half
+            semconv.A2A_REQUEST_FINGERPRINT: tuple(range(24 * k, 24 * k + 48)),
+            semconv.A2A_RESPONSE_FINGERPRINT: tuple(range(10**9 + 24 * k, 10**9 + 24 * k + 48)),
+        }
+        start, end = START + (k + 1) * US, START + (k + 2) * US
+        spans.append(_span(sid, 3, "invoke_agent worker", SpanKind.CLIENT, "coordinator", start, end, attrs))
+        spans.append(_span(sid + 1, sid, "invoke_agent worker", SpanKind.SERVER, "worker", start + 1, end - 1,
+                           _served("worker")))  # fmt: skip
     return spans

@@ -15,6 +15,7 @@ from coordbench.evals.coordination.model import (
     names,
 )
 from coordbench.evals.evidence import (
+    COMPARED,
     FINGERPRINT_CONFIDENCE,
     MIN_SAMPLE,
     TeamCall,
@@ -178,7 +179,10 @@ class _History:
     """What an agent said before (to everyone, or to one agent): read once, so each message costs its own size.
 
     The trigrams of every earlier message, united as they come (when every one of them has its
-    text); otherwise their fingerprints, each distinct one once, in the order first said.
+    text); otherwise their fingerprints, each distinct one once, in the order first said: the
+    :data:`~coordbench.evals.evidence.COMPARED` said most lately (a message is compared with at
+    most that many, as every pairwise measure is bounded, so a participant sending thousands of
+    different messages without text costs linear time).
     """
 
     __slots__ = ("count", "grams", "prints", "texts")
@@ -195,8 +199,10 @@ class _History:
             self.texts = False
         elif self.texts:
             self.grams |= message.grams
-        if message.print:
-            self.prints.setdefault(message.print)
+        if message.print and message.print not in self.prints:
+            self.prints[message.print] = None
+            if len(self.prints) > COMPARED:
+                del self.prints[next(iter(self.prints))]  # the one first said longest ago
 
     def repeats(self, message: _Said) -> tuple[bool, float] | None:
         """Whether ``message`` is mostly these earlier messages (and the confidence).
