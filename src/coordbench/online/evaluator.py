@@ -48,7 +48,7 @@ SKIP_REASONS = ("queue_full", "evicted", "failed", "timed_out")
 logger = logging.getLogger(__name__)
 
 READ_BATCH = 32
-"""Most traces read in one query from a database store (ClickHouse): those waiting in the queue, together."""
+"""Most traces a worker reads in one query from a database store (ClickHouse): its share of those waiting."""
 
 
 def judge_sampled(trace_id: bytes, fraction: float) -> bool:
@@ -268,7 +268,9 @@ class OnlineEvaluator:
             batch = [await self._queue.get()]
             read: dict[bytes, tuple[list[EncodedSpan], float]] | None = None
             if self.store.blocking_reads:  # a database: the traces waiting are read in one query, off the loop
-                while len(batch) < READ_BATCH and not self._queue.empty():
+                # this worker's share of the queue, so the other workers are not left idle beside it
+                share = min(READ_BATCH, -(-(self._queue.qsize() + 1) // len(self._workers)))
+                while len(batch) < share and not self._queue.empty():
                     batch.append(self._queue.get_nowait())
                 wanted = [t for t in batch if not self.schedule.gone(t)]
                 try:
