@@ -297,7 +297,9 @@ def report(result: CostResult) -> str:
         "betweenness once per graph; the critical path once per step tree; each text's tokens and trigrams once "
         "for the measures that read it; canonical JSON takes the built-in types first; a batch of replays shares "
         "one event loop (and a replay's task no longer ends holding the evaluation, whose `repr` Python 3.11's "
-        "runner wrote every time).",
+        "runner wrote every time). One bound was added, the only place a result can differ: repetition on "
+        "fingerprints (no captured text) compares a message with the 256 distinct fingerprints its agent said last "
+        "(as every pairwise measure is bounded); no corpus trace has an agent with more.",
     ]
     lines += ["", "Scaling, today (10,000 spans over 1,000; 100,000 over 10,000) and the goals:", ""]
     lines += ["| part | 10k / 1k | 100k / 10k |", "|---|---:|---:|"]
