@@ -55,20 +55,12 @@ class _Said:
         self.print = printed
 
 
-def _grams(text: str) -> frozenset[tuple[str, ...]]:
-    """Word trigrams (the words themselves when fewer than three), as the echo measure counts them.
-
-    :func:`~coordbench.evals.evidence.trigrams`: read once per text for every measure that reads it.
-    """
-    return trigrams(text)
-
-
 def _added(c: TeamCall) -> tuple[float, float] | None:
     """The share of an answer's word trigrams not in its request, and the confidence of that figure."""
     reply, request = c.reply_text, c.call.request_text
     if reply is not None and request is not None:
-        grams = _grams(reply)
-        return (len(grams - _grams(request)) / len(grams), 1.0) if grams else None
+        grams = trigrams(reply)
+        return (len(grams - trigrams(request)) / len(grams), 1.0) if grams else None
     printed, asked_print = c.reply_print, c.call.request_fingerprint
     if printed and asked_print is not None:
         inside = containment(printed, asked_print)
@@ -163,9 +155,9 @@ def _one_way_echoes(trace: TeamTrace, found: _Content) -> None:
     events.sort(key=lambda e: e[:3])
     for _, sent, _, c in events:
         if not sent:
-            heard[c.call.caller] |= _grams(c.reply_text or "")
+            heard[c.call.caller] |= trigrams(c.reply_text or "")
             continue
-        grams = _grams(c.call.request_text or "")
+        grams = trigrams(c.call.request_text or "")
         if c.one_way and grams and heard[c.call.caller]:
             found.leaves += 1
             found.trust.append(1.0)
