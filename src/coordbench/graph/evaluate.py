@@ -8,7 +8,7 @@ from collections.abc import Iterable
 import networkx as nx
 
 from coordbench.graph.agentgraph import add_declared_agents, agent_view, build_agent_graph
-from coordbench.graph.metrics.centrality import flow_betweenness
+from coordbench.graph.metrics.centrality import shared_flow_betweenness
 from coordbench.graph.metrics.detections import Thresholds, classify, detect
 from coordbench.graph.metrics.registry import Metric, MetricInput, select_metrics
 from coordbench.graph.metrics.result import AgentSummary, EdgeSummary, GraphMetrics, MetricInfo
@@ -70,11 +70,7 @@ def evaluate_graph(
         except Exception as exc:
             logger.warning("metric %r failed: %s", metric.name, exc, exc_info=True)
             errors[metric.name] = f"{type(exc).__name__}: {exc}"
-    detections = detect(
-        view,
-        thresholds,
-        flow_betweenness_values=inputs.memo("flow_betweenness", lambda g: flow_betweenness(g, flow=inputs.flow)),
-    )
+    detections = detect(view, thresholds, flow_betweenness_values=shared_flow_betweenness(inputs))
     classification, label = classify(detections, view.number_of_nodes())
     entries = sorted({callee for host in full.graph["hosts"] if host in full for callee in full.successors(host)})
     return GraphMetrics(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import networkx as nx
 
 from coordbench.graph.agentgraph import flow_view
-from coordbench.graph.metrics.registry import Metric
+from coordbench.graph.metrics.registry import Metric, MetricInput
 
 __all__ = [
     "BETWEENNESS",
@@ -27,6 +27,7 @@ __all__ = [
     "eigenvector",
     "flow_betweenness",
     "pagerank",
+    "shared_flow_betweenness",
 ]
 
 
@@ -74,6 +75,11 @@ def flow_betweenness(G: nx.DiGraph[str], *, flow: nx.Graph[str] | None = None) -
         1.0
     """
     return dict(nx.betweenness_centrality(flow_view(G) if flow is None else flow, normalized=True))
+
+
+def shared_flow_betweenness(inputs: MetricInput) -> dict[str, float]:
+    """:func:`flow_betweenness` of ``inputs.graph``, computed once per evaluation (metrics and detection read it)."""
+    return inputs.memo("flow_betweenness", lambda g: flow_betweenness(g, flow=inputs.flow))
 
 
 def closeness(G: nx.DiGraph[str], *, flow: nx.Graph[str] | None = None) -> dict[str, float]:
@@ -149,7 +155,7 @@ BETWEENNESS = Metric(
 )
 FLOW_BETWEENNESS = Metric(
     "flow_betweenness_centrality",
-    lambda i: i.memo("flow_betweenness", lambda g: flow_betweenness(g, flow=i.flow)),
+    shared_flow_betweenness,
     "Share of exchanges (calls and replies) passing through each agent; the bottleneck measure.",
     "undirected-flow",
 )

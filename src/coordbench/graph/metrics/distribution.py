@@ -13,7 +13,7 @@ from collections.abc import Mapping
 import networkx as nx
 
 from coordbench.graph.agentgraph import flow_view
-from coordbench.graph.metrics.centrality import flow_betweenness
+from coordbench.graph.metrics.centrality import flow_betweenness, shared_flow_betweenness
 from coordbench.graph.metrics.registry import Metric
 
 __all__ = [
@@ -165,7 +165,7 @@ DEGREE_CENTRALISATION = Metric(
 )
 BETWEENNESS_CENTRALISATION = Metric(
     "betweenness_centralisation",
-    lambda i: freeman_betweenness(i.memo("flow_betweenness", lambda g: flow_betweenness(g, flow=i.flow))),
+    lambda i: freeman_betweenness(shared_flow_betweenness(i)),
     "Freeman betweenness centralisation: 1 = all exchanges through one agent.",
     "undirected-flow",
 )
