@@ -192,6 +192,8 @@ def run_demo(
     collector: str = "direct",
     config: dict[str, Any] | None = None,
     progress: Callable[[str, str], None] | None = None,
+    serve_port: int | None = None,
+    hold: Callable[[DemoRun], None] | None = None,
 ) -> DemoRun:
     """Run the demo; see the module docstring.
 
@@ -201,6 +203,10 @@ def run_demo(
         collector: ``direct`` (agents export to the green) or ``rotel``.
         config: The assessment config (default :data:`DEMO_CONFIG`: the bundled live scenarios).
         progress: Called with ``(team label, line)`` as each team's assessment advances.
+        serve_port: Serve the green on this port, with online evaluation on, so its runs are in
+            its live UI (``/ui/``); default: a free port, no online evaluation.
+        hold: Called with the finished run while the green and the teams are still up (the
+            ``--serve`` command waits there until interrupted); everything stops when it returns.
 
     Raises:
         DemoError: If the green, the collector or a team could not start.
@@ -221,7 +227,7 @@ def run_demo(
             say(shape, "starting its members")
         fleet = Fleet([(label, team) for label, team, _ in chosen], env=env, log_dir=logs)
         try:
-            green = _start_green(stack, output_dir, logs, env)
+            green = _start_green(stack, output_dir, logs, env, port=serve_port)
             endpoint = stack.enter_context(_rotel(green, logs)) if collector == "rotel" else green
             fleet.endpoint = endpoint
             stack.callback(fleet.stop)
@@ -242,34 +248,40 @@ def run_demo(
         for result in results:
             _write(result, output_dir, green)
             say(result.shape, "done" if result.ok else f"failed: {result.error or result.state}")
-    run = DemoRun(green_url=green, output_dir=output_dir, teams=results, seconds=time.monotonic() - started)
-    items = [(r.shape, ResultsDocument.of([r.result]), f"{r.shape}/report.html") for r in results if r.result]
-    if items:
-        run.index = output_dir / "index.html"
-        run.index.write_text(render_comparison(items), encoding="utf-8")
+        run = DemoRun(green_url=green, output_dir=output_dir, teams=results, seconds=time.monotonic() - started)
+        items = [(r.shape, ResultsDocument.of([r.result]), f"{r.shape}/report.html") for r in results if r.result]
+        if items:
+            run.index = output_dir / "index.html"
+            run.index.write_text(render_comparison(items), encoding="utf-8")
+        if hold is not None:
+            hold(run)
     return run
 
 
-def _start_green(stack: contextlib.ExitStack, output_dir: Path, logs: Path, env: dict[str, str]) -> str:
+def _start_green(
+    stack: contextlib.ExitStack, output_dir: Path, logs: Path, env: dict[str, str], *, port: int | None = None
+) -> str:
     """Start the green on a free loopback port (another, if another process took it first); returns its URL.
 
     A free port is only free until someone binds it: on a busy machine another process may take
     it between our check and the green's bind, so the green is started again on a new port.
+    Given a ``port``, the green serves there with online evaluation on (``--serve``), or the demo
+    stops saying why.
     """
     for attempt in range(3):
-        port = free_port()
-        command = [sys.executable, "-m", "coordbench", "green", "--port", str(port),
-                   "--output-dir", str(output_dir / "green")]  # fmt: skip
+        chosen = port or free_port()
+        command = [sys.executable, "-m", "coordbench", "green", "--port", str(chosen),
+                   "--output-dir", str(output_dir / "green"), *(["--evaluate"] if port else [])]  # fmt: skip
         child = Child("the green", command, logs / "green.log", env=env)
         try:
-            wait_until(_healthy(f"http://127.0.0.1:{port}"), child, what="it answered /healthz")
+            wait_until(_healthy(f"http://127.0.0.1:{chosen}"), child, what="it answered /healthz")
         except ChildStartError as exc:
             child.stop()
-            if "address already in use" not in str(exc) or attempt == 2:
+            if port is not None or "address already in use" not in str(exc) or attempt == 2:
                 raise
             continue
         stack.enter_context(child)
-        return f"http://127.0.0.1:{port}"
+        return f"http://127.0.0.1:{chosen}"
     raise AssertionError("unreachable")  # pragma: no cover
 
 

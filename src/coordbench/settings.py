@@ -206,7 +206,7 @@ class Settings(BaseSettings):
 def auth_note(settings: Settings) -> str:
     """What a server's banner says of its authentication: required, or open to whoever reaches it."""
     if settings.token is not None:
-        return "bearer token required"
+        return "bearer token required (the live UI asks for it once)"
     return f"no token: open to anyone who can reach {settings.host} (set COORDBENCH_TOKEN_FILE to require one)"
 
 

@@ -25,8 +25,6 @@ __all__ = ["compare"]
 _TRACE_ID = re.compile(r"^[0-9a-f]{32}$")
 _MAX_FILES = 1000
 """Files read from one folder at most."""
-TRACE_SCENARIO = "trace"
-"""The scenario id a plain trace (no assessment in it) is compared under, so its runs pair up."""
 
 
 class CompareInputError(CoordbenchError, ValueError):
@@ -62,19 +60,14 @@ def _add_file(side: _Side, path: Path) -> None:
         _add_traces(side, by_trace(spans_in(path, body, document)))
 
 
-def _plain(row: ResultRow, trace_id: str) -> ResultRow:
-    """A trace's row with its whole-trace scenario (named after the trace) renamed :data:`TRACE_SCENARIO`."""
-    scenarios = [e.model_copy(update={"id": TRACE_SCENARIO}) if e.id == trace_id else e for e in row.detail.scenarios]
-    return row.model_copy(update={"detail": row.detail.model_copy(update={"scenarios": scenarios})})
-
-
 def _add_traces(side: _Side, by_trace: dict[str, list[SpanData]]) -> None:
     """Evaluate each trace (a run of its own) and add its rows."""
+    from coordbench.compare.diff import trace_row
     from coordbench.results import trace_results
 
     for trace_id, trace in sorted(by_trace.items()):
         document = asyncio.run(trace_results(trace, trace_id))
-        side.rows.extend(_plain(row, trace_id) for row in document.results)
+        side.rows.extend(trace_row(row, trace_id) for row in document.results)
         side.spans[trace_id] = trace
 
 

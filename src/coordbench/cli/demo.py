@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -84,10 +85,20 @@ def demo(
             "installed once from PyPI; every team one after another: the model has one slot)."
         ),
     ] = "none",
+    serve: Annotated[
+        bool,
+        typer.Option(
+            "--serve",
+            help="Keep the green up afterwards, its runs evaluated online and shown in its live UI "
+            "(http://127.0.0.1:PORT/ui/), until interrupted.",
+        ),
+    ] = False,
+    port: Annotated[int, typer.Option(help="With --serve: the green's port.")] = 4318,
 ) -> None:
     """Run the main job: a green and one purple team per shape on loopback, each team assessed over A2A.
 
-    No Docker, no API key, no internet. Exits 1 if any team could not be assessed.
+    No Docker, no API key, no internet. Exits 1 if any team could not be assessed. With
+    --serve the green stays up with its runs in its live UI until Ctrl-C.
     """
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
@@ -108,7 +119,28 @@ def demo(
             else f"--llm must be none or local, got {llm!r}"
         )
         fail(problem, console=console)
+    if serve and not 1 <= port <= 65535:
+        fail(f"--port must be 1 to 65535, got {port}", console=console)
     received: list[int] = []
+    served: list[bool] = []
+
+    def hold(run: DemoRun) -> None:
+        """Show the outcome, then keep the green and the teams up until interrupted (``--serve``)."""
+        progress.stop()
+        _show(run, output_dir, console)
+        console.print(
+            f"[bold]live UI: http://127.0.0.1:{port}/ui/[/bold] (the green, evaluating every run online; "
+            "Ctrl-C stops it and the teams)",
+            soft_wrap=True,
+        )
+        served.append(True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:  # the end of serving, not an interruption: stop everything, once
+            received.clear()
+            for sig in previous:  # a terminal's Ctrl-C reaches us twice (directly and forwarded by `uv run`)
+                signal.signal(sig, signal.SIG_IGN)
 
     def interrupted(signum: int, _frame: object) -> None:
         received.append(signum)
@@ -124,10 +156,13 @@ def demo(
             def update(shape: str, line: str) -> None:
                 progress.update(tasks[shape], description=f"{shape}: {line[:90]}")
 
+            serving: dict[str, Any] = {"serve_port": port, "hold": hold} if serve else {}
             if llm == "local":
-                run = _with_local_model(output_dir, shapes, size, collector, update, progress)
+                run = _with_local_model(output_dir, shapes, size, collector, update, progress, **serving)
             else:
-                run = run_demo(output_dir, teams=shaped_teams(shapes, size), collector=collector, progress=update)
+                run = run_demo(
+                    output_dir, teams=shaped_teams(shapes, size), collector=collector, progress=update, **serving
+                )
     except (DemoError, LocalModelError) as exc:
         fail(exc.message, 1, console=console)
     except KeyboardInterrupt:
@@ -139,19 +174,27 @@ def demo(
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+    if served:
+        console.print("[yellow]stopped: the green and every team the demo started[/yellow]")
+    else:
+        _show(run, output_dir, console)
+    if not run.ok:
+        raise typer.Exit(1)
+
+
+def _show(run: DemoRun, output_dir: Path, console: Console) -> None:
+    """The summary table, then where each team's report is."""
     Console(width=max(150, Console().width)).print(summary_table(run))
     for team in run.teams:
         where = team.report or output_dir / team.shape / "results.json"
         console.print(f"{team.shape}: {where}" + ("" if team.ok else f"  [red]{team.error or team.state}[/red]"))
     if run.index is not None:
         console.print(f"teams compared: {run.index}")
-    if not run.ok:
-        raise typer.Exit(1)
 
 
 def _with_local_model(
     output_dir: Path, shapes: tuple[str, ...], size: int, collector: str, update: Callable[[str, str], None],
-    progress: Progress,
+    progress: Progress, **serving: Any,
 ) -> DemoRun:  # fmt: skip
     """The demo with every member thinking through the local model (installed on first use).
 
@@ -172,7 +215,8 @@ def _with_local_model(
                            "PURPLE_LLM_MAX_TOKENS": saved["PURPLE_LLM_MAX_TOKENS"] or "160"})  # fmt: skip
         try:
             return run_demo(output_dir, teams=shaped_teams(shapes, size, select="model"), collector=collector,
-                            config={**DEMO_CONFIG, "timeout": 7200, "trace_timeout": 60}, progress=update)  # fmt: skip
+                            config={**DEMO_CONFIG, "timeout": 7200, "trace_timeout": 60}, progress=update,
+                            **serving)  # fmt: skip
         finally:
             for key, value in saved.items():
                 if value is None:

@@ -43,7 +43,8 @@ def green(**given: Any) -> None:
         lambda: create_green_app(settings),
         banner=lambda: (
             f"coordbench green '{settings.name}': A2A at {base}, OTLP/HTTP at {base.rstrip('/')}/v1/traces, "
-            f"results in {settings.output_dir or '(not written)'}, {auth_note(settings)}"
+            f"results in {settings.output_dir or '(not written)'}, live UI at {base.rstrip('/')}/ui/, "
+            f"{auth_note(settings)}"
         ),
         timeout_keep_alive=300,
     )

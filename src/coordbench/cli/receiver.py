@@ -49,5 +49,5 @@ def _banner(settings: Settings) -> str:
     online = ", online evaluation on (GET /v1/evaluations)" if settings.evaluate else ""
     return (
         f"coordbench receiver: http://{settings.host}:{settings.port}/v1/traces, OTLP/gRPC port {grpc}, "
-        f"spans {storage}{online}, {auth_note(settings)}"
+        f"spans {storage}{online}, live UI at http://{settings.host}:{settings.port}/ui/, {auth_note(settings)}"
     )

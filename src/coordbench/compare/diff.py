@@ -292,6 +292,19 @@ def _scenario(name: str, base: Sequence[ScenarioEntry], head: Sequence[ScenarioE
     )
 
 
+TRACE_SCENARIO = "trace"
+"""The name a plain trace's whole-trace scenario is compared under (it is named after its trace: one per side)."""
+
+
+def trace_row(row: ResultRow, trace_id: str) -> ResultRow:
+    """A trace's row with its whole-trace scenario (named after the trace) renamed :data:`TRACE_SCENARIO`.
+
+    Two runs of one team are two traces: renamed so, their whole-trace scenarios pair up.
+    """
+    scenarios = [e.model_copy(update={"id": TRACE_SCENARIO}) if e.id == trace_id else e for e in row.detail.scenarios]
+    return row.model_copy(update={"detail": row.detail.model_copy(update={"scenarios": scenarios})})
+
+
 def scenario_runs(rows: Sequence[ResultRow]) -> dict[str, list[ScenarioEntry]]:
     """Each scenario's evaluated runs, in order (an entry the assessor could not evaluate is no run)."""
     runs: dict[str, list[ScenarioEntry]] = {}

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from markupsafe import Markup
+
 from coordbench.compare.diff import paired_runs
 from coordbench.compare.model import Comparison, Delta
 from coordbench.compare.render import facts, verdict_text
@@ -20,7 +22,7 @@ from coordbench.report.templates import render
 from coordbench.results.document import ResultRow, ScenarioEntry
 from coordbench.spans import SpanData
 
-__all__ = ["render_diff"]
+__all__ = ["diff_body", "render_diff"]
 
 
 def _delta(delta: Delta) -> dict[str, Any]:
@@ -51,7 +53,21 @@ def render_diff(
     head_spans: Mapping[str, Sequence[SpanData]] | None = None,
     failures: Sequence[str] = (),
 ) -> str:
-    """The comparison as HTML.
+    """The comparison as one self-contained HTML page (:func:`diff_body`'s arguments)."""
+    body = diff_body(comparison, base, head, base_spans=base_spans, head_spans=head_spans, failures=failures)
+    return page_html("coordbench: coordination compared", body)
+
+
+def diff_body(
+    comparison: Comparison,
+    base: Sequence[ResultRow],
+    head: Sequence[ResultRow],
+    *,
+    base_spans: Mapping[str, Sequence[SpanData]] | None = None,
+    head_spans: Mapping[str, Sequence[SpanData]] | None = None,
+    failures: Sequence[str] = (),
+) -> Markup:
+    """The comparison as HTML, without the page around it (the live UI puts it in its own).
 
     Args:
         comparison: What :func:`coordbench.compare.compare_rows` found.
@@ -81,7 +97,7 @@ def render_diff(
                 "waterfall_head": waterfall_svg(spans_head, span_ns=scale) if spans_head else None,
             }
         )
-    body = render(
+    return render(
         "diff.html.j2",
         base=comparison.base,
         head=comparison.head,
@@ -91,4 +107,3 @@ def render_diff(
         overall=[_delta(d) for d in comparison.overall],
         scenarios=scenarios,
     )
-    return page_html("coordbench: coordination compared", body)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -22,7 +22,7 @@ from markupsafe import Markup
 from coordbench.dashboards.grafana import PANELS, Panel
 from coordbench.report.templates import render
 
-__all__ = ["PanelData", "Series", "query_panels", "render_dashboard"]
+__all__ = ["PanelData", "Series", "chart_svg", "query_panels", "render_dashboard"]
 
 PALETTE = ("#3b6ea8", "#c0392b", "#2e7d32", "#a86f00", "#7b4ea8", "#00838f", "#6d4c41", "#546e7a")
 WIDTH, HEIGHT, LEFT, TOP, RIGHT, BOTTOM = 500, 220, 52, 10, 12, 24
@@ -110,7 +110,7 @@ def _clock(seconds: float) -> str:
     return time.strftime("%H:%M:%S", time.gmtime(seconds))
 
 
-def _lines(data: PanelData, start: float, end: float) -> dict[str, Any]:
+def _lines(data: PanelData, start: float, end: float, x_text: Callable[[float], str]) -> dict[str, Any]:
     series = data.series[:MAX_SERIES]
     values = [v for s in series for _, v in s.points]
     low = 0.0
@@ -124,7 +124,7 @@ def _lines(data: PanelData, start: float, end: float) -> dict[str, Any]:
         points = " ".join(f"{x:.1f},{y:.1f}" for x, y in zip(xs, ys, strict=True))
         lines.append({"name": s.name, "colour": PALETTE[n % len(PALETTE)], "points": points})
     x_ticks = [
-        {"x": LEFT + plot_w * f, "text": _clock(start + span * f), "anchor": anchor}
+        {"x": LEFT + plot_w * f, "text": x_text(start + span * f), "anchor": anchor}
         for f, anchor in ((0.0, "start"), (0.5, "middle"), (1.0, "end"))
     ]
     y_ticks = _ticks(low, high, data.panel.unit) if lines else []
@@ -167,7 +167,17 @@ def _heatmap(data: PanelData) -> dict[str, Any]:
     return _bars(entries, "short")
 
 
-def _chart(data: PanelData, start: float, end: float) -> tuple[Markup, list[dict[str, Any]]]:
+def chart_svg(
+    data: PanelData, start: float, end: float, x_text: Callable[[float], str] | None = None
+) -> tuple[Markup, list[dict[str, Any]]]:
+    """One panel drawn from its data, and its legend (name, colour, last value).
+
+    Args:
+        data: The panel and its series.
+        start: Where the x axis starts (unix seconds, unless ``x_text`` reads it otherwise).
+        end: Where it ends.
+        x_text: How an x value is written under the axis (default: the time of day, UTC).
+    """
     panel = data.panel
     if panel.kind == "heatmap":
         geometry = _heatmap(data)
@@ -177,7 +187,7 @@ def _chart(data: PanelData, start: float, end: float) -> tuple[Markup, list[dict
         geometry = _bars(ranked, panel.unit)
         legend = []
     else:
-        geometry = _lines(data, start, end)
+        geometry = _lines(data, start, end, x_text or _clock)
         legend = [
             {"name": s.name, "colour": PALETTE[n % len(PALETTE)], "last": _format(_last(s), panel.unit)}
             for n, s in enumerate(data.series[:MAX_SERIES])
@@ -204,7 +214,7 @@ def render_dashboard(panels: Sequence[PanelData], *, start: float, end: float, s
     for row in dict.fromkeys(p.panel.row for p in panels):
         drawn: list[dict[str, Any]] = []
         for data in (p for p in panels if p.panel.row == row):
-            svg, legend = _chart(data, start, end)
+            svg, legend = chart_svg(data, start, end)
             description = data.panel.description + (f" (query failed: {data.error})" if data.error else "")
             drawn.append({"title": data.panel.title, "description": description, "svg": svg, "legend": legend,
                           "series_count": len(data.series)})  # fmt: skip

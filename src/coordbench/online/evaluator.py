@@ -363,7 +363,15 @@ class OnlineEvaluator:
             late_spans=self.schedule.late(trace_id),
             judge=judge,
             scenarios=tuple(
-                ScenarioSummary(f.scenario, f.score, f.passed, f.answer_quality, f.coordination_quality, f.fired)
+                ScenarioSummary(
+                    f.scenario,
+                    f.score,
+                    f.passed,
+                    f.answer_quality,
+                    f.coordination_quality,
+                    f.fired,
+                    *(f.blamed or (None, None)),
+                )
                 for f in result.figures
             ),
             line=result.line,

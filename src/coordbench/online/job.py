@@ -9,12 +9,13 @@ events are read from the typed evaluation, and its JSON line is only what is sto
 
 from __future__ import annotations
 
+import json
 import math
 import statistics
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple, cast
 
 from coordbench import semconv
 from coordbench.evals.evaluation import ScenarioEvaluation
@@ -183,18 +184,37 @@ def _root(spans: Sequence[SpanData]) -> SpanData | None:
 
 
 def team_of(spans: Sequence[SpanData], attribute: str = DEFAULT_TEAM_ATTRIBUTE) -> str:
-    """The team a trace belongs to: ``attribute`` of its root span's resource, else its root's service name.
+    """The team a trace belongs to: the team an assessment named, else ``attribute`` of its root's resource.
 
-    ``service.namespace`` by default (OpenTelemetry's name for a group of services run
-    together); ``unknown`` when the root says neither.
+    An assessor's trace is rooted in the assessor's own span, whose resource is the assessor's:
+    the team it assessed is the ``team`` of the config it recorded there, when the request named
+    one. Otherwise ``attribute`` of the root span's resource (``service.namespace`` by default,
+    OpenTelemetry's name for a group of services run together), else the root's service name;
+    ``unknown`` when the root says none of these.
     """
     root = _root(spans)
     if root is None:
         return "unknown"
+    assessed = _assessed_team(root)
+    if assessed is not None:
+        return assessed
     value = root.resource.get(attribute)
     if isinstance(value, str) and value.strip():
         return value.strip()
     return root.service_name or "unknown"
+
+
+def _assessed_team(root: SpanData) -> str | None:
+    """The ``team`` of the assessment config recorded on ``root``, if it is an assessor's root that names one."""
+    recorded = root.attribute_str(semconv.COORDBENCH_ASSESSMENT_CONFIG)
+    if not recorded or '"team"' not in recorded:
+        return None
+    try:
+        config: object = json.loads(recorded)
+    except ValueError:
+        return None
+    team: object = cast("dict[str, object]", config).get("team") if isinstance(config, dict) else None
+    return team.strip() if isinstance(team, str) and team.strip() else None
 
 
 def scenario_label(spans: Sequence[SpanData], evaluated: str) -> str:

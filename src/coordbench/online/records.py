@@ -46,6 +46,10 @@ class ScenarioSummary:
     answer_quality: float | None
     coordination_quality: float | None
     fired: tuple[str, ...]
+    blamed: str | None = None
+    """The agent failure attribution named (``none`` when it could name none; ``None``: not attributed)."""
+    cause: str | None = None
+    """The rule that found the decisive step (``none`` when none did; ``None``: not attributed)."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +99,8 @@ class EvaluationRecord:
                     "answer_quality": s.answer_quality,
                     "coordination_quality": s.coordination_quality,
                     "fired": list(s.fired),
+                    "blamed": s.blamed,
+                    "cause": s.cause,
                 }
                 for s in self.scenarios
             ],
@@ -115,6 +121,8 @@ class EvaluationRecord:
                 answer_quality=s["answer_quality"],
                 coordination_quality=s["coordination_quality"],
                 fired=tuple(s["fired"]),
+                blamed=s.get("blamed"),  # records kept before attribution was listed have neither
+                cause=s.get("cause"),
             )
             for s in head["scenarios"]
         )
@@ -160,6 +168,8 @@ class EvaluationLog:
         self._records: OrderedDict[str, EvaluationRecord] = OrderedDict()
         self._lock = threading.Lock()
         self._seq = 0
+        self.changes = 0
+        """Records put since the log was opened: a reader that saw it change knows the listing did."""
         self.unsaved = 0
         """Records whose durable write failed (kept in memory only)."""
         self.unexported = 0
@@ -212,6 +222,7 @@ class EvaluationLog:
             seq = self._seq
             self._records[record.trace_id] = record
             self._records.move_to_end(record.trace_id)
+            self.changes += 1
             gone: list[str] = []
             while len(self._records) > self.max_records:
                 gone.append(self._records.popitem(last=False)[0])

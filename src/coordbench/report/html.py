@@ -167,7 +167,8 @@ def _completeness(entry: ScenarioEntry) -> dict[str, Any] | None:
     }
 
 
-def _scenario(entry: ScenarioEntry, spans: Sequence[SpanData] | None) -> dict[str, Any]:
+def scenario_view(entry: ScenarioEntry, spans: Sequence[SpanData] | None) -> dict[str, Any]:
+    """What the report (and the live UI's trace page) shows of one scenario, for `_scenario.html.j2`."""
     graph = entry.graph()
     return {
         "id": entry.id,
@@ -212,7 +213,7 @@ def render_report(document: ResultsDocument, spans: Mapping[str, Sequence[SpanDa
             "scenarios": row.scenarios,
             "time_used": row.time_used,
             "participants": participants,
-            "scenario_list": [_scenario(entry, (spans or {}).get(entry.id)) for entry in row.detail.scenarios],
+            "scenario_list": [scenario_view(entry, (spans or {}).get(entry.id)) for entry in row.detail.scenarios],
         }
         for row in document.results
     ]

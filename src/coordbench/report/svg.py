@@ -21,7 +21,7 @@ from coordbench.report.templates import render
 from coordbench.spans import SpanData, SpanKind, StatusCode
 from coordbench.spantree import SpanTree
 
-__all__ = ["agent_graph_svg", "waterfall_svg"]
+__all__ = ["agent_graph_svg", "lanes_svg", "waterfall_svg"]
 
 _W, _H, _PAD = 560, 400, 60
 _LEGEND = 30
@@ -215,6 +215,7 @@ def waterfall_svg(
     width: int = 900,
     row: int = 16,
     limit: int = 400,
+    offset: int = 0,
     span_ns: int | None = None,
     decisive: str | None = None,
 ) -> Markup:
@@ -225,20 +226,24 @@ def waterfall_svg(
         width: Width of the picture.
         row: Height of a bar's row.
         limit: Spans drawn at most.
+        offset: Spans skipped first, depth first (a page of a large trace: ``offset=400`` draws the second 400).
         span_ns: Time the axis covers from the first start (at least the spans' own): two
             waterfalls given the same one share a scale, so they line up.
         decisive: The span failure attribution named decisive: outlined in purple, ``data-decisive``,
             and drawn even past ``limit``.
 
     Returns:
-        An ``<svg>`` element; bars carry ``data-span`` (span id), critical segments ``class="critical"``.
+        An ``<svg>`` element; rows carry ``data-span`` (span id) and ``data-agent``, critical segments
+        ``class="critical"``.
     """
     tree = SpanTree(spans)
     if not len(tree):
         return Markup('<p class="empty">no spans</p>')
     walked = list(tree.walk())
-    rows = walked[:limit]
-    if decisive is not None and all(s.span_id != decisive for _, s in rows):
+    rows = walked[offset : offset + limit]
+    if not rows:
+        return Markup('<p class="empty">no spans on this page</p>')
+    if decisive is not None and offset == 0 and all(s.span_id != decisive for _, s in rows):
         rows += [(d, s) for d, s in walked[limit:] if s.span_id == decisive]
     start = min(s.start_time_unix_nano for _, s in rows)
     end = max(s.end_time_unix_nano for _, s in rows)
@@ -326,3 +331,139 @@ def _tick_text(ms: float) -> str:
     if ms >= 1000:
         return f"{ms / 1000:g} s"
     return f"{ms:g} ms"
+
+
+@dataclass(frozen=True)
+class _LaneBar:
+    span_id: str
+    x: float
+    width: float
+    y: float
+    height: float
+    colour: str
+    name: str
+    duration_ms: float
+
+
+@dataclass(frozen=True)
+class _Lane:
+    agent: str
+    y: float
+    busy_ms: float
+    spans: int
+    bars: tuple[_LaneBar, ...]
+
+
+def lanes_svg(
+    spans: Sequence[SpanData],
+    *,
+    width: int = 900,
+    lane: int = 22,
+    most_lanes: int = 60,
+    most_bars: int = 4000,
+    decisive: str | None = None,
+) -> Markup:
+    """One lane per agent on a shared time axis: what each agent was doing, and the critical path across them.
+
+    A span is drawn in the lane of the agent it belongs to (its service): handling a request
+    full height, its calls to other agents and its own work (tools, model calls) as thinner
+    bars inside. The critical path is drawn on the lane of the agent whose work it was at each
+    moment, so who waited on whom reads left to right.
+
+    Args:
+        spans: The trace's spans.
+        width: Width of the picture.
+        lane: Height of a lane.
+        most_lanes: Lanes drawn at most (the busiest agents; the rest are counted in one line).
+        most_bars: Bars drawn at most, the longest first (the rest are counted; their lanes stay).
+        decisive: The span failure attribution named decisive: outlined in purple.
+
+    Returns:
+        An ``<svg>`` element; lanes carry ``data-lane`` (the agent), bars ``data-span``.
+    """
+    tree = SpanTree(spans)
+    if not len(tree):
+        return Markup('<p class="empty">no spans</p>')
+    every = tree.spans
+    start = min(s.start_time_unix_nano for s in every)
+    end = max(s.end_time_unix_nano for s in every)
+    total = max(1, end - start)
+    by_agent: dict[str, list[SpanData]] = {}
+    for span in every:
+        by_agent.setdefault(tree.agent_of(span) or "?", []).append(span)
+    busy = {agent: sum(s.duration_ms for s in found if s.kind is SpanKind.SERVER) for agent, found in by_agent.items()}
+    ordered = sorted(by_agent, key=lambda a: (-busy[a], min(s.start_time_unix_nano for s in by_agent[a]), a))
+    shown = sorted(ordered[:most_lanes], key=lambda a: (min(s.start_time_unix_nano for s in by_agent[a]), a))
+    hidden = len(ordered) - len(shown)
+    candidates = sorted(
+        (s for a in shown for s in by_agent[a]),
+        key=lambda s: (-(s.end_time_unix_nano - s.start_time_unix_nano), s.span_id),
+    )
+    drawn_ids = {s.span_id for s in candidates[:most_bars]}
+    if decisive is not None and any(s.span_id == decisive for s in candidates):
+        drawn_ids.add(decisive)
+    label_w = 180
+    plot = width - label_w - 10
+    top = 26
+
+    def x(ns: int) -> float:
+        return label_w + (ns - start) / total * plot
+
+    lanes: list[_Lane] = []
+    row_of: dict[str, int] = {}
+    for i, agent in enumerate(shown):
+        row_of[agent] = i
+        y = top + i * lane
+        bars: list[_LaneBar] = []
+        for span in sorted(by_agent[agent], key=lambda s: (s.start_time_unix_nano, s.span_id)):
+            if span.span_id not in drawn_ids:
+                continue
+            inner = span.kind is not SpanKind.SERVER
+            colour = "#c0392b" if span.status_code is StatusCode.ERROR else (
+                "#3b6ea8" if span.kind is SpanKind.SERVER else "#8fb3d9" if span.kind is SpanKind.CLIENT else "#9bbf85"
+            )  # fmt: skip
+            x0, x1 = x(span.start_time_unix_nano), x(span.end_time_unix_nano)
+            bars.append(
+                _LaneBar(
+                    span_id=span.span_id,
+                    x=x0,
+                    width=max(1.0, x1 - x0),
+                    y=y + (8 if inner else 3),
+                    height=lane - (13 if inner else 6),
+                    colour=colour,
+                    name=span.name,
+                    duration_ms=span.duration_ms,
+                )
+            )
+        lanes.append(_Lane(agent, y, busy[agent], len(by_agent[agent]), tuple(bars)))
+    critical = [
+        {"x": x(seg_start), "y": top + row_of[agent] * lane + lane - 4, "width": max(2.0, x(seg_end) - x(seg_start)),
+         "agent": agent}
+        for _span_id, agent, seg_start, seg_end in StepTree(tree).critical_path().segments
+        if agent in row_of
+    ]  # fmt: skip
+    marked = [
+        {"x": bar.x - 2, "y": ln.y + 1, "width": bar.width + 4}
+        for ln in lanes
+        for bar in ln.bars
+        if bar.span_id == decisive
+    ]
+    bottom = top + len(lanes) * lane
+    axis_y = bottom + 14
+    ticks = [{"x": x(start + int(t * 1e6)), "text": _tick_text(t)} for t in _ticks(total / 1e6)]
+    return render(
+        "lanes.svg.j2",
+        width=width,
+        height=axis_y + (24 if hidden or len(drawn_ids) < len(candidates) else 8),
+        lane=lane,
+        lanes=lanes,
+        critical=critical,
+        decisive=marked,
+        label_width=label_w,
+        top=top,
+        bottom=bottom,
+        axis_y=axis_y,
+        ticks=ticks,
+        hidden_lanes=hidden,
+        hidden_bars=len(candidates) - len(drawn_ids),
+    )

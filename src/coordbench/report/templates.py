@@ -10,6 +10,7 @@ output (the SVG pictures), so a participant's text is inert wherever it is shown
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
@@ -25,6 +26,7 @@ _ENV = Environment(
     keep_trailing_newline=True,
 )
 _ENV.filters["pyrepr"] = repr  # the exact value of a float, for data-value attributes
+_ENV.filters["pathpart"] = lambda value: quote(str(value), safe="")  # a name as one URL path segment ("/" too)
 
 
 def render(name: str, **context: Any) -> Markup:

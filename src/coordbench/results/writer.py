@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from coordbench import __version__
 from coordbench.evals import JudgeResult, ScenarioEvaluation, TeamOutcome
 from coordbench.evals.assessment_config import AssessmentConfig
+from coordbench.evals.evaluation import TraceEvaluation
 from coordbench.redaction import redact_strings
 from coordbench.results.document import (
     ResultRow,
@@ -43,6 +44,7 @@ __all__ = [
     "AssessmentReport",
     "ScenarioReport",
     "agentbeats_results",
+    "evaluation_results",
     "result_row",
     "spread_lines",
     "summary_text",
@@ -311,6 +313,24 @@ async def trace_results(
     assessment = replay_config(spans, config)
     known = [EvalScenario(id=trace_id, task=task, references=list(references))] if task or references else []
     evaluation = await replay(trace_id, spans, config=assessment, scenarios=known, participants=participants)
+    applied = config is not None or recorded_config(spans) is not None
+    return evaluation_results(evaluation, spans, config=assessment if applied else None)
+
+
+def evaluation_results(
+    evaluation: TraceEvaluation, spans: Sequence[SpanData], *, config: AssessmentConfig | None = None
+) -> ResultsDocument:
+    """The results document of a trace's evaluation: what :func:`trace_results` writes, from an evaluation at hand.
+
+    The live UI and ``compare`` read online evaluations this way, so a page shows what
+    ``coordbench evaluate`` and ``report`` would.
+
+    Args:
+        evaluation: The trace's evaluation (``coordbench evaluate``'s line, read back).
+        spans: Its spans (the time used is their span; empty when they are no longer held).
+        config: The config it was judged with, shown in ``detail.config`` (``None``: the defaults, not shown).
+    """
+    trace_id = evaluation.trace_id
     scenarios = [
         ScenarioReport(id=e.scenario, mode="live", status="evaluated", trace_id=trace_id, evaluation=e)
         for e in evaluation.evaluations
@@ -321,13 +341,12 @@ async def trace_results(
         if graph is not None:
             agents |= {a.name for a in graph.agents} - set(graph.hosts)
     took = (max(s.end_time_unix_nano for s in spans) - min(s.start_time_unix_nano for s in spans)) / 1e9 if spans else 0
-    applied = config is not None or recorded_config(spans) is not None
     report = AssessmentReport(
         assessment_id=trace_id,
         participants=dict.fromkeys(sorted(agents), "seen in the trace"),
         scenarios=scenarios,
         time_used=max(0.0, took),
-        config=assessment.recorded() if applied else {},
+        config=config.recorded() if config is not None else {},
     )
     return agentbeats_results(report)
 

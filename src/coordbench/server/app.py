@@ -30,6 +30,7 @@ from coordbench.server.otlp_http import router as otlp_router
 from coordbench.server.state import BackendState, attach, backend_of
 from coordbench.server.steps_http import router as steps_router
 from coordbench.server.traces_api import router as read_router
+from coordbench.server.ui import router as ui_router
 from coordbench.settings import Settings, load_settings
 from coordbench.store import BatchTooLargeError, SpanStore, SqlitePersistence, StoreUnavailableError, TraceStore
 
@@ -114,7 +115,14 @@ class BearerAuthMiddleware(BaseHTTPMiddleware):
         self.protects: Callable[[str, str], bool] = protects or _not_open
 
     async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
-        """Check the token, then pass the request on."""
+        """Check the token (the live UI's session cookie stands for it under ``/ui/``), then pass the request on."""
+        path = request.url.path
+        if path == "/ui" or path.startswith("/ui/"):
+            from coordbench.server.ui import COOKIE, login_page, ui_allows
+
+            if ui_allows(path, request.cookies.get(COOKIE), request.headers.get("authorization"), self.token):
+                return await call_next(request)
+            return login_page()
         if self.protects(request.method, request.url.path) and not bearer_ok(
             request.headers.get("authorization"), self.token
         ):
@@ -283,6 +291,7 @@ def mount_backend(app: FastAPI, settings: Settings, store: SpanStore) -> None:
     app.include_router(read_router, tags=["traces"])
     app.include_router(metrics_router, tags=["metrics"])
     app.include_router(online_router, tags=["evaluations"])
+    app.include_router(ui_router)
     add_error_handlers(app)
 
     @app.get("/", tags=["about"], summary="What this server is and where to go")
@@ -317,6 +326,7 @@ def describe(app: FastAPI) -> dict[str, Any]:
         "description": app.description or None,
         "endpoints": sorted(endpoints, key=lambda e: (e["path"], e["method"])),
         "docs": "/docs",
+        "ui": "/ui/",
     }
 
 
