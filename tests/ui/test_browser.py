@@ -61,7 +61,7 @@ ROWS = """rows => rows.map(r => {
     return v ? v.dataset.value : null;
   };
   const blamed = r.querySelector('[data-field=blamed] b');
-  return {trace: r.dataset.trace, scenario: r.dataset.scenario, team: r.querySelector('[data-team]').textContent,
+  return {trace: r.dataset.trace, scenario: r.dataset.scenario, team: r.dataset.team,
           score: value('score'), answer: value('answer'), coordination: value('coordination'),
           passed: r.querySelector('[data-field=passed]').textContent,
           complete: r.querySelector('[data-field=complete]').textContent,
@@ -118,7 +118,7 @@ def test_a_run_evaluated_while_the_page_is_open_appears_without_a_reload(runs: R
     post(runs.url, team_trace(20, GOOD, namespace="gamma"))
     page.page.wait_for_selector(f"tr[data-trace='{trace_id(20)}']")  # swapped in on the server's event
     assert page.page.evaluate("performance.getEntriesByType('navigation').length") == loaded  # no reload
-    assert page.page.inner_text(f"tr[data-trace='{trace_id(20)}'] [data-team]") == "gamma"
+    assert page.page.inner_text(f"tr[data-trace='{trace_id(20)}'] a[data-team]") == "gamma"
 
 
 def test_without_server_sent_events_the_page_polls(runs: Runs, page: Watched) -> None:

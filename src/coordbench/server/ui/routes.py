@@ -83,6 +83,8 @@ g.node{cursor:pointer} g.node.selected circle{stroke:#e67e22;stroke-width:5} .di
 .hidden-row{display:none} .legend{list-style:none;padding:0;font-size:0.85em} code{font-size:0.92em}
 .swatch{display:inline-block;width:10px;height:10px;margin-right:4px;border-radius:2px}
 .compare .card{flex:1 1 340px;max-width:620px} .error{color:#c0392b;font-weight:600}
+table.runs td{white-space:nowrap} table.runs td.evidence{white-space:normal;font-size:0.82em;max-width:360px}
+table.runs tr.first td{border-top:2px solid #ccd}
 """
 
 
@@ -339,7 +341,9 @@ async def team_page(
         f"coordbench: team {team[:80]}",
         "ui_team.html.j2",
         view=view,
-        graph_svg=agent_graph_svg(agents, edges, title=f"team {team}"),
+        graph_svg=agent_graph_svg(
+            agents, edges, limited=[a.name for a in view.agents if a.held_up], title=f"team {team}"
+        ),
         scores_svg=scores_svg,
         scores_legend=scores_legend,
         parts_svg=parts_svg,

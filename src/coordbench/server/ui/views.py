@@ -77,6 +77,8 @@ class RunRow:
         blamed: The agent attribution named for a failed run (``none``: it could name none).
         cause: The rule that found the decisive step.
         spans: Spans the trace had.
+        first: The run's first scenario (the row that names the run).
+        scenarios: How many scenarios the run has (the rows it takes).
     """
 
     trace_id: str
@@ -92,6 +94,8 @@ class RunRow:
     blamed: str | None
     cause: str | None
     spans: int
+    first: bool = True
+    scenarios: int = 1
 
 
 def run_rows(records: Sequence[EvaluationRecord]) -> list[RunRow]:
@@ -111,9 +115,11 @@ def run_rows(records: Sequence[EvaluationRecord]) -> list[RunRow]:
             blamed=s.blamed,
             cause=s.cause,
             spans=r.span_count,
+            first=i == 0,
+            scenarios=len(r.scenarios),
         )
         for r in records
-        for s in r.scenarios
+        for i, s in enumerate(r.scenarios)
     ]
 
 
