@@ -88,6 +88,12 @@ def test_receiver_on_clickhouse_stores_reads_and_evaluates_from_the_exporters_ta
         assert records[trace_id(3)]["team"] == "billing"
         assert records[trace_id(2)]["scenarios"][0]["score"] < records[trace_id(1)]["scenarios"][0]["score"]
 
+        # the live UI reads the same store: a run's page draws its spans from ClickHouse beside its evaluation
+        page = httpx.get(f"{receiver.url}/ui/traces/{trace_id(2)}", timeout=60)
+        assert page.status_code == 200 and 'class="lanes"' in page.text and 'class="waterfall"' in page.text
+        assert f"{len(traces[trace_id(2)])} spans held" in page.text
+        assert 'data-team="billing"' in httpx.get(f"{receiver.url}/ui/", timeout=60).text
+
         # a late span, started two seconds after the others: the trace's last start in the index table
         # moves (a new index row alone could be merged away before the next look), so it is evaluated again
         last = traces[trace_id(1)][-1]

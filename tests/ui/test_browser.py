@@ -171,11 +171,11 @@ def test_a_run_page_shows_its_evaluation_part_by_part(runs: Runs, page: Watched)
 def test_clicking_an_agent_filters_the_waterfall(runs: Runs, page: Watched) -> None:
     page.page.goto(f"{runs.url}/ui/traces/{runs.ids['failing']}")
     rows = page.page.locator("svg.waterfall g[data-span]")
-    agents = rows.evaluate_all("rows => rows.map(r => r.dataset.agent)")
+    agents = rows.evaluate_all("rows => rows.map(r => r.dataset.owner)")
     assert "researcher" in agents and len(set(agents)) > 2
     page.page.click("svg.agent-graph g.node[data-agent='researcher']")
     page.page.wait_for_selector(".waterfall-box[data-filter='researcher']")
-    dimmed = rows.evaluate_all("rows => rows.map(r => [r.dataset.agent, r.classList.contains('dimmed')])")
+    dimmed = rows.evaluate_all("rows => rows.map(r => [r.dataset.owner, r.classList.contains('dimmed')])")
     assert all(d == (agent != "researcher") for agent, d in dimmed)
     lanes = page.page.locator("svg.lanes g.lane").evaluate_all(
         "lanes => lanes.map(l => [l.dataset.lane, l.classList.contains('dimmed')])"

@@ -233,8 +233,8 @@ def waterfall_svg(
             and drawn even past ``limit``.
 
     Returns:
-        An ``<svg>`` element; rows carry ``data-span`` (span id) and ``data-agent``, critical segments
-        ``class="critical"``.
+        An ``<svg>`` element; rows carry ``data-span`` (span id) and ``data-owner`` (its agent), critical
+        segments ``class="critical"``.
     """
     tree = SpanTree(spans)
     if not len(tree):

@@ -58,6 +58,8 @@ RUNS_SHOWN = 200
 TEAM_RUNS = 50
 """Runs a team page reads by default (at most :data:`TEAM_RUNS_MOST`)."""
 TEAM_RUNS_MOST = 500
+FAILURES_AMONG = 10_000
+"""The failures page groups the failed runs among this many most recent runs."""
 WATERFALL_PAGE = 400
 """Spans per page of a run's waterfall."""
 STREAM_SECONDS = 25.0
@@ -88,12 +90,18 @@ table.runs tr.first td{border-top:2px solid #ccd}
 """
 
 
+def _html(title: str, template: str, **context: Any) -> str:
+    """A whole page: ``template`` rendered with ``context`` inside the UI's frame (navigation, styles, script)."""
+    body = render(template, **context)
+    return str(render("ui_page.html.j2", title=title, css=Markup(_CSS), body=body, version=__version__))  # noqa: S704 - our constant
+
+
 def _page(
     title: str, template: str, *, status: int = 200, headers: dict[str, str] | None = None, **context: Any
 ) -> Response:
-    body = render(template, **context)
-    html = render("ui_page.html.j2", title=title, css=Markup(_CSS), body=body, version=__version__)  # noqa: S704 - our constant
-    return HTMLResponse(str(html), status_code=status, headers={**SECURITY_HEADERS, **(headers or {})})
+    return HTMLResponse(
+        _html(title, template, **context), status_code=status, headers={**SECURITY_HEADERS, **(headers or {})}
+    )
 
 
 def _problem(status: int, message: str) -> Response:
@@ -151,6 +159,8 @@ async def runs_page(request: Request, team: str = "", window: str = "") -> Respo
     problem = _filters(team, window)
     if problem is not None:
         return _problem(400, problem)
+    evaluator = evaluator_of(request.app)
+    changes = evaluator.log.changes if evaluator is not None else 0  # read before the rows: none is missed
     records = _records(request, team=team or None, since=_window(window), limit=RUNS_SHOWN)
     query = urlencode({k: v for k, v in (("team", team), ("window", window)) if v})
     return _page(
@@ -164,6 +174,7 @@ async def runs_page(request: Request, team: str = "", window: str = "") -> Respo
         windows=[w for w in WINDOWS if w],
         fragment=f"/ui/runs?{query}" if query else "/ui/runs",
         shown=RUNS_SHOWN,
+        changes=changes,
     )
 
 
@@ -222,11 +233,6 @@ def _pages(count: int) -> int:
 @router.get("/traces/{trace_id}")
 async def trace_page(request: Request, trace_id: str, page: Annotated[str, Query(max_length=12)] = "1") -> Response:
     """One run: the lanes of its agents, and per scenario the graph, score, evidence, attribution and waterfall."""
-    from coordbench.evals.replay import recorded_config, replay_config, scenario_spans
-    from coordbench.report.html import scenario_view
-    from coordbench.report.svg import lanes_svg, waterfall_svg
-    from coordbench.results import evaluation_results
-
     key = _trace_key(trace_id)
     if key is None:
         return _bad_id(trace_id)
@@ -244,9 +250,25 @@ async def trace_page(request: Request, trace_id: str, page: Annotated[str, Query
     pages = _pages(len(spans or []))
     if number > pages:
         return _problem(404, f"the waterfall of trace {key} has {pages} page(s), not {number}")
+    html = await anyio.to_thread.run_sync(  # drawing 10,000 spans takes a while: never on the loop that ingests
+        lambda: _trace_html(key, record, spans, number, pages, off=_OFF if evaluator is None else None)
+    )
+    return HTMLResponse(html, headers=SECURITY_HEADERS)
+
+
+def _trace_html(
+    key: str, record: EvaluationRecord | None, spans: list[SpanData] | None, number: int, pages: int, *, off: str | None
+) -> str:
+    """The run's page: lanes, and per scenario what the report shows, with page ``number`` of its waterfall."""
+    from coordbench.evals.replay import recorded_config, replay_config, scenario_spans
+    from coordbench.report.html import scenario_view
+    from coordbench.report.svg import lanes_svg, waterfall_svg
+    from coordbench.results import evaluation_results
+
+    offset = (number - 1) * WATERFALL_PAGE
     scenarios: list[dict[str, Any]] = []
     if record is not None:
-        evaluation = await anyio.to_thread.run_sync(lambda: evaluation_of(record))
+        evaluation = evaluation_of(record)
         config = replay_config(spans, None) if spans and recorded_config(spans) is not None else None
         document = evaluation_results(evaluation, spans or [], config=config)
         by_scenario = scenario_spans(spans) if spans else {}
@@ -256,13 +278,11 @@ async def trace_page(request: Request, trace_id: str, page: Annotated[str, Query
                 view = scenario_view(entry, None)
                 decisive = entry.attribution.span_id if entry.attribution else None
                 view["waterfall_svg"] = (
-                    waterfall_svg(own, limit=WATERFALL_PAGE, offset=(number - 1) * WATERFALL_PAGE, decisive=decisive)
-                    if own
-                    else None
+                    waterfall_svg(own, limit=WATERFALL_PAGE, offset=offset, decisive=decisive) if own else None
                 )
                 scenarios.append(view)
     decisive_any = next((s["attribution"].span_id for s in scenarios if s["attribution"] is not None), None)
-    return _page(
+    return _html(
         f"coordbench: run {key}",
         "ui_trace.html.j2",
         trace_id=key,
@@ -271,10 +291,11 @@ async def trace_page(request: Request, trace_id: str, page: Annotated[str, Query
         evaluated=when(record.evaluated_unix_nano) if record is not None else None,
         span_count=len(spans) if spans is not None else None,
         lanes=lanes_svg(spans, decisive=decisive_any) if spans else None,
+        waterfall=waterfall_svg(spans, limit=WATERFALL_PAGE, offset=offset) if spans and not scenarios else None,
         scenarios=scenarios,
         page=number,
         pages=pages,
-        off=_OFF if evaluator is None else None,
+        off=off,
     )
 
 
@@ -382,9 +403,13 @@ async def compare_page(request: Request, base: str = "", head: str = "") -> Resp
         document = evaluation_results(evaluation, spans, config=config)
         sides.append((key, [trace_row(row, key) for row in document.results], {key: spans} if spans else {}))
     (base_key, base_rows, base_spans), (head_key, head_rows, head_spans) = sides
-    comparison = compare_rows(base_rows, head_rows, base_label=base_key, head_label=head_key)
-    body = diff_body(comparison, base_rows, head_rows, base_spans=base_spans, head_spans=head_spans)
-    return _page("coordbench: runs compared", "ui_compare.html.j2", body=body, base=base_key, head=head_key)
+
+    def drawn() -> str:  # the bootstrap intervals and two waterfalls: off the loop
+        comparison = compare_rows(base_rows, head_rows, base_label=base_key, head_label=head_key)
+        body = diff_body(comparison, base_rows, head_rows, base_spans=base_spans, head_spans=head_spans)
+        return _html("coordbench: runs compared", "ui_compare.html.j2", body=body, base=base_key, head=head_key)
+
+    return HTMLResponse(await anyio.to_thread.run_sync(drawn), headers=SECURITY_HEADERS)
 
 
 @router.get("/failures")
@@ -392,14 +417,15 @@ async def failures_page(request: Request, team: str = "") -> Response:
     """Failed runs grouped by the agent attribution blamed and the cause, the largest group first."""
     if len(team) > 255:
         return _problem(400, f"a team name has at most 255 characters, not {len(team)}")
-    evaluator = evaluator_of(request.app)
-    records = _records(request, team=team or None, limit=evaluator.log.max_records if evaluator else 1)
+    records = _records(request, team=team or None, limit=FAILURES_AMONG)
+    groups = await anyio.to_thread.run_sync(lambda: failure_groups(records or []))
     return _page(
         "coordbench: failures",
         "ui_failures.html.j2",
-        groups=failure_groups(records or []),
+        groups=groups,
         off=_OFF if records is None else None,
         team=team,
+        among=FAILURES_AMONG,
     )
 
 

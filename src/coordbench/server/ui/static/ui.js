@@ -39,9 +39,14 @@
       if (polling === null) { polling = setInterval(refresh, 5000); say("live: polling every 5 s"); }
     };
     if (typeof EventSource === "function") {
+      // each event carries the count of evaluations recorded so far: rows are fetched only when it moved
+      var seen = body.getAttribute("data-changes");
+      var moved = function (event) {
+        if (event.data !== seen) { seen = event.data; refresh(); }
+      };
       var source = new EventSource("/ui/events");
-      source.addEventListener("ready", function () { say("live"); refresh(); });
-      source.addEventListener("evaluated", refresh);
+      source.addEventListener("ready", function (event) { say("live"); moved(event); });
+      source.addEventListener("evaluated", moved);
       source.addEventListener("off", function () { source.close(); say("online evaluation is off"); });
       source.onerror = function () {
         if (source.readyState === EventSource.CLOSED) { poll(); } else { say("live: reconnecting"); }
@@ -59,7 +64,7 @@
       node.classList.toggle("selected", selected !== null && node.getAttribute("data-agent") === selected);
     });
     document.querySelectorAll("svg.waterfall g[data-span]").forEach(function (row) {
-      row.classList.toggle("dimmed", selected !== null && row.getAttribute("data-agent") !== selected);
+      row.classList.toggle("dimmed", selected !== null && row.getAttribute("data-owner") !== selected);
     });
     document.querySelectorAll("svg.lanes g.lane").forEach(function (lane) {
       lane.classList.toggle("dimmed", selected !== null && lane.getAttribute("data-lane") !== selected);
