@@ -1,11 +1,13 @@
-"""Read API: rendering a large trace, and whether the receivers stay responsive meanwhile.
+"""Read API and the live UI: rendering a large trace, and whether the receivers stay responsive meanwhile.
 
 A fresh ``coordbench receiver`` process holds one trace of 10k or 100k spans (the evaluation
 benchmark's synthetic trace, posted as OTLP protobuf). This process then times
 ``GET /v1/traces/{id}`` while a third process probes ``GET /healthz`` every 10 ms; the probe's
 latency during the read, against its latency when the receiver is idle, says how long the
 event loop (which the OTLP receivers share) was held up. The trace is rendered on a worker
-thread span by span, so the loop gets its turn.
+thread span by span, so the loop gets its turn. The same is done for the run's page in the live
+UI (``GET /ui/traces/{id}``: a lane per agent over every span, and the first 400 spans of the
+waterfall), drawn on a worker thread too.
 """
 
 from __future__ import annotations
@@ -36,6 +38,10 @@ class ReadResult:
     idle_probe_ms: float
     probe_p50_ms: float
     probe_max_ms: float
+    page_s: float
+    page_megabytes: float
+    page_probe_p50_ms: float
+    page_probe_max_ms: float
 
 
 _PROBE = """
@@ -89,17 +95,25 @@ def measure(size: int) -> ReadResult:
                 idle.append((time.perf_counter() - started) * 1e3)
             gets: list[float] = []
             probes: list[float] = []
-            size_bytes = 0
+            pages: list[float] = []
+            page_probes: list[float] = []
+            size_bytes = page_bytes = 0
             for _ in range(RUNS):
-                probe = _start_probe(url)
-                time.sleep(0.05)
-                started = time.perf_counter()
-                response = http.get(f"{url}/v1/traces/{spans[0].trace_id}")
-                gets.append(time.perf_counter() - started)
-                during = _stop_probe(probe)
-                assert response.status_code == 200, response.text[:200]
-                size_bytes = len(response.content)
-                probes.extend(during)
+                for path, times, probed in (
+                    (f"/v1/traces/{spans[0].trace_id}", gets, probes),
+                    (f"/ui/traces/{spans[0].trace_id}", pages, page_probes),
+                ):
+                    probe = _start_probe(url)
+                    time.sleep(0.05)
+                    started = time.perf_counter()
+                    response = http.get(f"{url}{path}")
+                    times.append(time.perf_counter() - started)
+                    probed.extend(_stop_probe(probe))
+                    assert response.status_code == 200, response.text[:200]
+                    if path.startswith("/ui/"):
+                        page_bytes = len(response.content)
+                    else:
+                        size_bytes = len(response.content)
     finally:
         proc.terminate()
         proc.wait(timeout=20)
@@ -110,6 +124,10 @@ def measure(size: int) -> ReadResult:
         idle_probe_ms=statistics.median(idle),
         probe_p50_ms=statistics.median(probes),
         probe_max_ms=max(probes),
+        page_s=statistics.median(pages),
+        page_megabytes=page_bytes / 1e6,
+        page_probe_p50_ms=statistics.median(page_probes),
+        page_probe_max_ms=max(page_probes),
     )
 
 
@@ -132,6 +150,19 @@ def report(results: list[ReadResult]) -> str:
         lines.append(
             f"| {r.spans:,} | {r.megabytes:.1f} | {r.get_s:.2f} | {r.idle_probe_ms:.1f} "
             f"| {r.probe_p50_ms:.1f} · {r.probe_max_ms:.0f} |"
+        )
+    lines += [
+        "",
+        "The same trace's page in the live UI (`GET /ui/traces/{id}`: a lane per agent over every span, the first "
+        "400 spans of the waterfall; docs/ui.md), measured the same way in the same process:",
+        "",
+        "| spans | page (MB) | GET (s) | probe during GET: median · max (ms) |",
+        "|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        lines.append(
+            f"| {r.spans:,} | {r.page_megabytes:.2f} | {r.page_s:.2f} "
+            f"| {r.page_probe_p50_ms:.1f} · {r.page_probe_max_ms:.0f} |"
         )
     return "\n".join(lines)
 
