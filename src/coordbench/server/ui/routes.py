@@ -15,11 +15,11 @@ import math
 import time
 from collections.abc import AsyncIterator
 from importlib.resources import files
-from typing import Annotated, Any
+from typing import Any
 from urllib.parse import parse_qs, urlencode
 
 import anyio
-from fastapi import APIRouter, HTTPException, Query, Request, Response
+from fastapi import APIRouter, HTTPException, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 from markupsafe import Markup
@@ -231,12 +231,12 @@ def _pages(count: int) -> int:
 
 
 @router.get("/traces/{trace_id}")
-async def trace_page(request: Request, trace_id: str, page: Annotated[str, Query(max_length=12)] = "1") -> Response:
+async def trace_page(request: Request, trace_id: str, page: str = "1") -> Response:
     """One run: the lanes of its agents, and per scenario the graph, score, evidence, attribution and waterfall."""
     key = _trace_key(trace_id)
     if key is None:
         return _bad_id(trace_id)
-    if not page.isdigit() or int(page) < 1:
+    if not (page.isascii() and page.isdigit()) or len(page) > 9 or int(page) < 1:
         return _problem(400, f"page is a whole number from 1, not {page[:12]!r}")
     number = int(page)
     evaluator = evaluator_of(request.app)
@@ -316,7 +316,7 @@ async def trace_spans(request: Request, trace_id: str) -> Response:
 
 @router.get("/teams/{team:path}")
 async def team_page(
-    request: Request, team: str, runs: Annotated[str, Query(max_length=6)] = str(TEAM_RUNS)
+    request: Request, team: str, runs: str = str(TEAM_RUNS)
 ) -> Response:
     """A team across its recent runs: one graph with call counts, latency, failures and serialisation; trends."""
     from coordbench.dashboards.grafana import Panel
@@ -325,7 +325,7 @@ async def team_page(
 
     if len(team) > 255:
         return _problem(400, f"a team name has at most 255 characters, not {len(team)}")
-    if not runs.isdigit() or not 1 <= int(runs) <= TEAM_RUNS_MOST:
+    if not (runs.isascii() and runs.isdigit()) or len(runs) > 6 or not 1 <= int(runs) <= TEAM_RUNS_MOST:
         return _problem(400, f"runs is a whole number from 1 to {TEAM_RUNS_MOST}, not {runs[:12]!r}")
     records = _records(request, team=team, limit=int(runs))
     if records is None:
