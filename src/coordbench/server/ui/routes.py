@@ -315,9 +315,7 @@ async def trace_spans(request: Request, trace_id: str) -> Response:
 
 
 @router.get("/teams/{team:path}")
-async def team_page(
-    request: Request, team: str, runs: str = str(TEAM_RUNS)
-) -> Response:
+async def team_page(request: Request, team: str, runs: str = str(TEAM_RUNS)) -> Response:
     """A team across its recent runs: one graph with call counts, latency, failures and serialisation; trends."""
     from coordbench.dashboards.grafana import Panel
     from coordbench.dashboards.page import PanelData, Series, chart_svg
