@@ -195,6 +195,13 @@ def agent_graph_svg(
     )
 
 
+def _bar_colour(span: SpanData) -> str:
+    """A span's bar: red when it failed, else by kind (handling a request, calling an agent, own work)."""
+    if span.status_code is StatusCode.ERROR:
+        return "#c0392b"
+    return "#3b6ea8" if span.kind is SpanKind.SERVER else "#8fb3d9" if span.kind is SpanKind.CLIENT else "#9bbf85"
+
+
 @dataclass(frozen=True)
 class _Bar:
     span_id: str
@@ -259,9 +266,7 @@ def waterfall_svg(
     bars: list[_Bar] = []
     for i, (depth, span) in enumerate(rows):
         agent = tree.agent_of(span) or "?"
-        colour = "#c0392b" if span.status_code is StatusCode.ERROR else (
-            "#3b6ea8" if span.kind is SpanKind.SERVER else "#8fb3d9" if span.kind is SpanKind.CLIENT else "#9bbf85"
-        )  # fmt: skip
+        colour = _bar_colour(span)
         x0, x1 = x(span.start_time_unix_nano), x(span.end_time_unix_nano)
         bars.append(
             _Bar(
@@ -441,9 +446,7 @@ def lanes_svg(
             if span.span_id not in drawn_ids:
                 continue
             inner = span.kind is not SpanKind.SERVER
-            colour = "#c0392b" if span.status_code is StatusCode.ERROR else (
-                "#3b6ea8" if span.kind is SpanKind.SERVER else "#8fb3d9" if span.kind is SpanKind.CLIENT else "#9bbf85"
-            )  # fmt: skip
+            colour = _bar_colour(span)
             x0, x1 = x(span.start_time_unix_nano), x(span.end_time_unix_nano)
             bars.append(
                 _LaneBar(
