@@ -16,6 +16,7 @@ from coordbench.online.job import may_hold_agent_calls, quality_label, rows_of, 
 from coordbench.online.records import EvaluationLog, EvaluationRecord, ScenarioSummary
 from coordbench.otlp import decode_json, export_request_json, native
 from coordbench.server.evaluations_api import parse_since
+from coordbench.spans import SpanData
 from store.test_faults import fill, free, needs_mount, small_disk
 from support.spans import call, sid, span
 
@@ -60,6 +61,22 @@ def test_team_and_scenario_come_from_the_root_span() -> None:
     assert scenario_label([root, child], root.trace_id) == "travel"
     assert scenario_label([root._replace(attributes={}), child], root.trace_id) == "invoke_workflow travel"
     assert scenario_label([root, child], "checkout#2") == "checkout"  # an assessment's scenario, its run dropped
+
+
+def test_an_assessment_trace_belongs_to_the_team_its_request_named() -> None:
+    def assessed(config: str, namespace: str | None = None) -> SpanData:
+        found = span("assessment a1", span_id=sid(1), service="coordbench-green",
+                     **{"coordbench.assessment.config": config})  # fmt: skip
+        return found._replace(resource={**found.resource, "service.namespace": namespace}) if namespace else found
+
+    child = span("invoke_agent coordinator", span_id=sid(2), parent=sid(1), service="coordinator")
+    assert team_of([assessed(json.dumps({"team": "star", "timeout": 60})), child]) == "star"
+    assert team_of([assessed(json.dumps({"timeout": 60})), child]) == "coordbench-green"  # none named
+    # a name no request could give (markup, too long), or a record that is not JSON, is not read
+    assert team_of([assessed(json.dumps({"team": "<b>x</b>"}), "ops"), child]) == "ops"
+    assert team_of([assessed(json.dumps({"team": "t" * 65}), "ops"), child]) == "ops"
+    assert team_of([assessed('{"team": "star"', "ops"), child]) == "ops"
+    assert team_of([assessed(json.dumps([{"team": "star"}]), "ops"), child]) == "ops"
 
 
 def test_quality_labels() -> None:

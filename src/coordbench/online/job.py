@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import statistics
 import time
 from collections.abc import Mapping, Sequence
@@ -204,6 +205,10 @@ def team_of(spans: Sequence[SpanData], attribute: str = DEFAULT_TEAM_ATTRIBUTE) 
     return root.service_name or "unknown"
 
 
+_TEAM_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
+"""A team name an assessment request may give (``AssessmentConfig.team``); a trace claiming another is not read."""
+
+
 def _assessed_team(root: SpanData) -> str | None:
     """The ``team`` of the assessment config recorded on ``root``, if it is an assessor's root that names one."""
     recorded = root.attribute_str(semconv.COORDBENCH_ASSESSMENT_CONFIG)
@@ -214,7 +219,7 @@ def _assessed_team(root: SpanData) -> str | None:
     except ValueError:
         return None
     team: object = cast("dict[str, object]", config).get("team") if isinstance(config, dict) else None
-    return team.strip() if isinstance(team, str) and team.strip() else None
+    return team if isinstance(team, str) and _TEAM_NAME.fullmatch(team) else None  # as a request may name it
 
 
 def scenario_label(spans: Sequence[SpanData], evaluated: str) -> str:
