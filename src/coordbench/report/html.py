@@ -30,9 +30,9 @@ from coordbench.report.templates import render
 from coordbench.results.document import PART_ORDER, ResultsDocument, ScenarioEntry
 from coordbench.spans import SpanData
 
-__all__ = ["render_comparison", "render_report"]
+__all__ = ["CSS", "render_comparison", "render_report", "scenario_view"]
 
-_CSS = """
+CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#222;max-width:1100px}
 h1{font-size:1.5em;margin-bottom:4px} h2{border-bottom:2px solid #3b6ea8;padding-bottom:4px;margin-top:36px}
 h3{margin-top:22px} .sub{color:#666} table{border-collapse:collapse;margin:8px 0 16px}
@@ -51,7 +51,7 @@ flex-wrap:wrap;gap:16px} .card{border:1px solid #ddd;border-radius:6px;padding:8
 
 
 def page_html(title: str, body: Markup) -> str:
-    return str(render("page.html.j2", title=title, css=Markup(_CSS), body=body, version=__version__))  # noqa: S704 - our constant
+    return str(render("page.html.j2", title=title, css=Markup(CSS), body=body, version=__version__))  # noqa: S704 - our constant
 
 
 _HELD_UP = ("bottleneck", "parallelism")

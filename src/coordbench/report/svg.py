@@ -411,16 +411,17 @@ def lanes_svg(
     tree = SpanTree(spans)
     if not len(tree):
         return Markup('<p class="empty">no spans</p>')
-    every = tree.spans
-    start = min(s.start_time_unix_nano for s in every)
+    every = tree.ordered()  # by start time: each agent's spans below are too
+    start = every[0].start_time_unix_nano
     end = max(s.end_time_unix_nano for s in every)
     total = max(1, end - start)
     by_agent: dict[str, list[SpanData]] = {}
     for span in every:
         by_agent.setdefault(tree.agent_of(span) or "?", []).append(span)
     busy = {agent: sum(s.duration_ms for s in found if s.kind is SpanKind.SERVER) for agent, found in by_agent.items()}
-    ordered = sorted(by_agent, key=lambda a: (-busy[a], min(s.start_time_unix_nano for s in by_agent[a]), a))
-    shown = sorted(ordered[:most_lanes], key=lambda a: (min(s.start_time_unix_nano for s in by_agent[a]), a))
+    first = {agent: found[0].start_time_unix_nano for agent, found in by_agent.items()}
+    ordered = sorted(by_agent, key=lambda a: (-busy[a], first[a], a))
+    shown = sorted(ordered[:most_lanes], key=lambda a: (first[a], a))
     hidden = len(ordered) - len(shown)
     candidates = sorted(
         (s for a in shown for s in by_agent[a]),
@@ -442,11 +443,10 @@ def lanes_svg(
         row_of[agent] = i
         y = top + i * lane
         bars: list[_LaneBar] = []
-        for span in sorted(by_agent[agent], key=lambda s: (s.start_time_unix_nano, s.span_id)):
+        for span in by_agent[agent]:
             if span.span_id not in drawn_ids:
                 continue
             inner = span.kind is not SpanKind.SERVER
-            colour = _bar_colour(span)
             x0, x1 = x(span.start_time_unix_nano), x(span.end_time_unix_nano)
             bars.append(
                 _LaneBar(
@@ -455,7 +455,7 @@ def lanes_svg(
                     width=max(1.0, x1 - x0),
                     y=y + (8 if inner else 3),
                     height=lane - (13 if inner else 6),
-                    colour=colour,
+                    colour=_bar_colour(span),
                     name=span.name,
                     duration_ms=span.duration_ms,
                 )

@@ -30,6 +30,7 @@ from coordbench.server.otlp_http import router as otlp_router
 from coordbench.server.state import BackendState, attach, backend_of
 from coordbench.server.steps_http import router as steps_router
 from coordbench.server.traces_api import router as read_router
+from coordbench.server.ui import COOKIE, login_page, ui_allows
 from coordbench.server.ui import router as ui_router
 from coordbench.settings import Settings, load_settings
 from coordbench.store import BatchTooLargeError, SpanStore, SqlitePersistence, StoreUnavailableError, TraceStore
@@ -118,8 +119,6 @@ class BearerAuthMiddleware(BaseHTTPMiddleware):
         """Check the token (the live UI's session cookie stands for it under ``/ui/``), then pass the request on."""
         path = request.url.path
         if path == "/ui" or path.startswith("/ui/"):
-            from coordbench.server.ui import COOKIE, login_page, ui_allows
-
             if ui_allows(path, request.cookies.get(COOKIE), request.headers.get("authorization"), self.token):
                 return await call_next(request)
             return login_page()

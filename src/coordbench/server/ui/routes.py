@@ -27,10 +27,13 @@ from markupsafe import Markup
 from coordbench import __version__
 from coordbench.errors import CoordbenchError
 from coordbench.online.records import EvaluationRecord
+from coordbench.report.html import CSS
 from coordbench.report.templates import render
+from coordbench.results.document import ResultRow, ResultsDocument
+from coordbench.server.auth import bearer_ok
 from coordbench.server.evaluations_api import evaluator_of
 from coordbench.server.state import backend_of
-from coordbench.server.ui.session import cookie_header, session_ok
+from coordbench.server.ui.session import cookie_header, session_ok, token_ok
 from coordbench.server.ui.views import evaluation_of, failure_groups, run_rows, team_view, when
 from coordbench.spans import SpanData
 
@@ -67,27 +70,20 @@ STREAM_SECONDS = 25.0
 _OFF = "Online evaluation is off, so no run is listed: start the server with --evaluate (COORDBENCH_EVALUATE=true)."
 _ID_DIGITS = frozenset("0123456789abcdef")
 
-_CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:16px 24px;color:#222;max-width:1280px}
-h1{font-size:1.4em;margin:8px 0 4px} h2{border-bottom:2px solid #3b6ea8;padding-bottom:4px;margin-top:28px}
-h3{margin-top:20px} .sub{color:#666} table{border-collapse:collapse;margin:8px 0 16px}
-td,th{border:1px solid #ddd;padding:3px 7px;text-align:left;vertical-align:top;font-size:0.9em}
-th{background:#f3f5f8} .num{text-align:right;font-variant-numeric:tabular-nums}
-.fired{color:#c0392b;font-weight:600} .flag{color:#a86f00;font-style:italic} .ok{color:#2e7d32}
-.badge{display:inline-block;padding:2px 8px;border-radius:10px;background:#eef2f7;margin-right:6px}
-.pass{background:#e3f3e5} .fail{background:#fbe3e0} svg text{font-size:11px;fill:#222}
-svg .label{font-family:monospace;font-size:10px} .grid{display:flex;flex-wrap:wrap;gap:16px}
-.card{border:1px solid #ddd;border-radius:6px;padding:8px} ul{margin:4px 0} .waterfall-box{overflow-x:auto}
-.card svg.agent-graph{max-width:100%;height:auto} nav.ui{display:flex;gap:14px;align-items:center;
-border-bottom:1px solid #ddd;padding-bottom:8px} nav.ui a{text-decoration:none;color:#3b6ea8;font-weight:600}
-.live{margin-left:auto;font-size:0.85em;color:#666} form.filter{margin:8px 0} tr.failed td{background:#fff6f5}
-g.node{cursor:pointer} g.node.selected circle{stroke:#e67e22;stroke-width:5} .dimmed{opacity:0.12}
-.hidden-row{display:none} .legend{list-style:none;padding:0;font-size:0.85em} code{font-size:0.92em}
-.swatch{display:inline-block;width:10px;height:10px;margin-right:4px;border-radius:2px}
-.compare .card{flex:1 1 340px;max-width:620px} .error{color:#c0392b;font-weight:600}
+_CSS = (
+    CSS
+    + """
+body{margin:16px 24px;max-width:1280px} h1{font-size:1.4em;margin:8px 0 4px} td,th{padding:3px 7px}
+nav.ui{display:flex;gap:14px;align-items:center;border-bottom:1px solid #ddd;padding-bottom:8px}
+nav.ui a{text-decoration:none;color:#3b6ea8;font-weight:600} .live{margin-left:auto;font-size:0.85em;color:#666}
+form.filter{margin:8px 0} tr.failed td{background:#fff6f5} g.node{cursor:pointer}
+g.node.selected circle{stroke:#e67e22;stroke-width:5} .dimmed{opacity:0.12} code{font-size:0.92em}
+.compare .card{max-width:620px} .error{color:#c0392b;font-weight:600}
 table.runs td{white-space:nowrap} table.runs td.evidence{white-space:normal;font-size:0.82em;max-width:360px}
 table.runs tr.first td{border-top:2px solid #ccd}
 """
+)
+"""The report's styles, and the UI's own: navigation, the runs table, a selected agent."""
 
 
 def _html(title: str, template: str, **context: Any) -> str:
@@ -226,6 +222,15 @@ async def _spans(request: Request, key: str) -> list[SpanData] | None:
     return snapshot.spans or None
 
 
+def _results(record: EvaluationRecord, spans: list[SpanData]) -> ResultsDocument:
+    """The record's evaluation as a results document, with the config its trace recorded (as ``report`` shows it)."""
+    from coordbench.evals.replay import recorded_config, replay_config
+    from coordbench.results import evaluation_results
+
+    config = replay_config(spans, None) if spans and recorded_config(spans) is not None else None
+    return evaluation_results(evaluation_of(record), spans, config=config)
+
+
 def _pages(count: int) -> int:
     return max(1, math.ceil(count / WATERFALL_PAGE))
 
@@ -260,17 +265,14 @@ def _trace_html(
     key: str, record: EvaluationRecord | None, spans: list[SpanData] | None, number: int, pages: int, *, off: str | None
 ) -> str:
     """The run's page: lanes, and per scenario what the report shows, with page ``number`` of its waterfall."""
-    from coordbench.evals.replay import recorded_config, replay_config, scenario_spans
+    from coordbench.evals.replay import scenario_spans
     from coordbench.report.html import scenario_view
     from coordbench.report.svg import lanes_svg, waterfall_svg
-    from coordbench.results import evaluation_results
 
     offset = (number - 1) * WATERFALL_PAGE
     scenarios: list[dict[str, Any]] = []
     if record is not None:
-        evaluation = evaluation_of(record)
-        config = replay_config(spans, None) if spans and recorded_config(spans) is not None else None
-        document = evaluation_results(evaluation, spans or [], config=config)
+        document = _results(record, spans or [])
         by_scenario = scenario_spans(spans) if spans else {}
         for row in document.results:
             for entry in row.detail.scenarios:
@@ -377,8 +379,6 @@ async def compare_page(request: Request, base: str = "", head: str = "") -> Resp
     from coordbench.compare import compare_rows
     from coordbench.compare.diff import trace_row
     from coordbench.compare.page import diff_body
-    from coordbench.evals.replay import recorded_config, replay_config
-    from coordbench.results import evaluation_results
 
     if not base or not head:
         return _problem(400, "pick two runs: /ui/compare?base=TRACE_ID&head=TRACE_ID (the runs page has a picker)")
@@ -389,16 +389,17 @@ async def compare_page(request: Request, base: str = "", head: str = "") -> Resp
     evaluator = evaluator_of(request.app)
     if evaluator is None:
         return _problem(404, _OFF)
-    sides: list[tuple[str, list[Any], dict[str, list[SpanData]]]] = []
+    sides: list[tuple[str, list[ResultRow], dict[str, list[SpanData]]]] = []
     for key in keys:
         assert key is not None  # noqa: S101 - checked above
         record = evaluator.log.get(key)
         if record is None:
             return _problem(404, f"trace {key} has no evaluation (yet)")
-        spans = await _spans(request, key) or []
-        evaluation = await anyio.to_thread.run_sync(lambda record=record: evaluation_of(record))
-        config = replay_config(spans, None) if spans and recorded_config(spans) is not None else None
-        document = evaluation_results(evaluation, spans, config=config)
+        try:
+            spans = await _spans(request, key) or []
+        except (CoordbenchError, ValueError) as exc:
+            return _problem(503, f"the spans of trace {key} cannot be read now: {exc}")
+        document = await anyio.to_thread.run_sync(lambda record=record, spans=spans: _results(record, spans))
         sides.append((key, [trace_row(row, key) for row in document.results], {key: spans} if spans else {}))
     (base_key, base_rows, base_spans), (head_key, head_rows, head_spans) = sides
 
@@ -452,7 +453,7 @@ async def login(request: Request) -> Response:
     except (UnicodeDecodeError, ValueError):
         return _problem(400, "the sign-in form is form-encoded UTF-8 with one field, token")
     token = configured.get_secret_value()
-    if not session_ok_token(given, token):
+    if not token_ok(given, token):
         return login_page(wrong=True)
     secure = request.url.scheme == "https"
     return RedirectResponse(
@@ -460,15 +461,6 @@ async def login(request: Request) -> Response:
     )
 
 
-def session_ok_token(given: str, token: str) -> bool:
-    """Whether ``given`` is the token (constant time)."""
-    from coordbench.server.auth import bearer_ok
-
-    return bool(given) and bearer_ok(f"Bearer {given}", token)
-
-
 def ui_allows(path: str, cookie: str | None, authorization: str | None, token: str) -> bool:
     """Whether a request for the UI path ``path`` may pass: the sign-in form, a session cookie, or the bearer token."""
-    from coordbench.server.auth import bearer_ok
-
     return path == "/ui/login" or session_ok(cookie, token) or bearer_ok(authorization, token)

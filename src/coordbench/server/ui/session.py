@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 
-__all__ = ["COOKIE", "cookie_header", "session_ok", "session_value"]
+__all__ = ["COOKIE", "cookie_header", "session_ok", "session_value", "token_ok"]
 
 COOKIE = "coordbench_ui"
 """The session cookie's name."""
@@ -31,6 +31,11 @@ def session_ok(cookie: str | None, token: str | None) -> bool:
     if not cookie:
         return False
     return hmac.compare_digest(cookie.encode(), session_value(token).encode())
+
+
+def token_ok(given: str, token: str) -> bool:
+    """Whether ``given`` (posted to the sign-in form) is the token (constant time; empty never is)."""
+    return bool(given) and hmac.compare_digest(given.encode(), token.encode())
 
 
 def cookie_header(token: str, *, secure: bool) -> str:

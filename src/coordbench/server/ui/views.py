@@ -166,7 +166,7 @@ class EdgeAcross:
         runs: Runs in which the pair appears.
         calls: Calls over those runs.
         errors: Calls that failed.
-        median_latency_ms: The median of the runs' median call latencies.
+        latencies: Each run's median call latency (:attr:`median_latency_ms` is their median).
         serialised_runs: Runs in which the coordination score found the caller's calls serialised
             (its parallelism part fired naming the caller: it called one after another agents it
             could have called side by side).
@@ -248,7 +248,7 @@ class TeamView:
 
     Attributes:
         team: The team.
-        runs: Runs read (newest first in :attr:`points` reversed: the chart runs oldest to newest).
+        runs: Runs read.
         edges: Every caller → callee pair seen, by caller then callee.
         agents: Every agent seen, by name.
         points: The runs, oldest first.
@@ -261,7 +261,10 @@ class TeamView:
     points: list[TeamPoint]
 
     def graph(self) -> tuple[list[AgentSummary], list[EdgeSummary]]:
-        """The team's graph over its runs, as the agent-graph picture takes it (counts summed)."""
+        """The team's graph over its runs, as the agent-graph picture takes it (counts summed).
+
+        The picture draws counts and failures only; each edge's latency fields all hold its median.
+        """
         agents = [
             AgentSummary(
                 name=a.name,

@@ -1,7 +1,7 @@
 // coordbench live UI: the one script its pages load (served from the package; no CDN, nothing fetched elsewhere).
 // Two jobs. On the runs page, swap in the table's rows when a run is evaluated: server-sent events
 // from /ui/events, or polling every 5 s where they cannot be used. On a run's page, clicking an
-// agent in a graph keeps only that agent's spans in the waterfalls (click it again to show all).
+// agent in a graph dims every other agent's spans and lanes (click it again to show all).
 // It never builds markup from data: rows come rendered and escaped by the server.
 (function () {
   "use strict";
