@@ -37,6 +37,7 @@ def test_help_and_version() -> None:
         (["--port", "70000"], {}, "port: Input should be less than or equal to 65535"),
         ([], {"COORDBENCH_MAX_SPANS": "lots"}, "COORDBENCH_MAX_SPANS: Input should be a valid integer"),
         ([], {"COORDBENCH_EVICT_AFTER": "-1"}, "COORDBENCH_EVICT_AFTER: Input should be greater than or equal to 0"),
+        ([], {"COORDBENCH_EVALUATE_NICE": "20"}, "COORDBENCH_EVALUATE_NICE: Input should be less than or equal to 19"),
     ],
 )
 def test_bad_settings_fail_fast_naming_the_variable(args: list[str], env: dict[str, str], message: str) -> None:

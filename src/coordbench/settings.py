@@ -117,6 +117,13 @@ class Settings(BaseSettings):
         1000, ge=1, le=1_000_000, description="Online evaluation: traces waiting at most; more are skipped and counted."
     )
     evaluate_workers: int = Field(1, ge=1, le=64, description="Online evaluation: worker processes.")
+    evaluate_nice: int = Field(
+        10,
+        ge=0,
+        le=19,
+        description="Online evaluation: how much lower the workers' CPU priority is than the receiver's "
+        "(Unix nice increment; 0: the same). When cores are short, ingest goes first.",
+    )
     evaluate_timeout: float = Field(
         300.0,
         gt=0,

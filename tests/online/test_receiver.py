@@ -294,6 +294,17 @@ def test_a_worker_that_dies_is_replaced(online: Backend) -> None:
     assert running_evaluator(online.app).worker_pids() not in ([], [pid])
 
 
+@pytest.mark.parametrize("nice", [None, 0])
+def test_the_worker_runs_below_the_receivers_cpu_priority(start_backend: StartBackend, nice: int | None) -> None:
+    # evaluation is background work: on a machine short of cores, ingest goes first (the default: 10 lower)
+    backend = start_backend(**ONLINE, **({} if nice is None else {"evaluate_nice": nice}))
+    post(backend.url, team_trace(85))
+    evaluation(backend.url, trace_id(85))
+    (pid,) = running_evaluator(backend.app).worker_pids()
+    lowered = os.getpriority(os.PRIO_PROCESS, pid) - os.getpriority(os.PRIO_PROCESS, 0)
+    assert lowered == (10 if nice is None else nice)
+
+
 def test_a_large_trace_that_grows_while_evaluated_is_whole_and_evaluated_once_more(online: Backend) -> None:
     from evals.teams import Team, Worker
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from coordbench import jsontext, semconv
 from coordbench.evals.calls import json_strings, message_text
@@ -40,6 +41,7 @@ from coordbench.evals.evidence import (
     Judged,
     TeamCall,
     TeamTrace,
+    added_trigrams,
     depends_on,
     is_cut,
     trigrams,
@@ -198,7 +200,7 @@ def _uptake(step: Step, answer: TeamCall) -> tuple[Judged, bool]:
     """
     reply, asked = answer.reply_text, answer.call.request_text
     if reply is not None and (step.input_text is not None or step.output_text is not None):
-        added = trigrams(reply) - trigrams(asked or "")
+        added = added_trigrams(reply, asked)
         if not added:
             return UNKNOWN, False  # the answer brought nothing new: whether it was read cannot show
         proven_absent = True
@@ -241,14 +243,24 @@ class Dependencies:
         work: The request's work calls, by start time.
     """
 
-    def __init__(self, tree: SpanTree, request: SpanData | None, work: Sequence[TeamCall]) -> None:
+    def __init__(
+        self,
+        tree: SpanTree,
+        request: SpanData | None,
+        work: Sequence[TeamCall],
+        *,
+        steps: Sequence[Step] | None = None,
+    ) -> None:
         """Read every pair's dependency once, with the links through intermediate calls.
 
         Each call is compared with the :data:`~coordbench.evals.evidence.COMPARED` calls before
         it, the latest first; one already reached through an intermediate is not read again, so
-        a chain of n calls costs n direct readings, not n squared.
+        a chain of n calls costs n direct readings, not n squared. ``steps``: the request's
+        :func:`steps_of`, when already read.
         """
-        self._steps = steps_of(tree, request) if request is not None else []
+        if steps is None:
+            steps = steps_of(tree, request) if request is not None else []
+        self._steps = steps
         self._taken: dict[str, tuple[int, float]] = {}  # call id -> when a step had taken its answer up, trust
         self._timed: dict[str, int] = {}  # call id -> when a model step of unreadable content ran after it
         self._on: dict[str, dict[str, float]] = {}
@@ -322,6 +334,15 @@ class Dependencies:
         return UNKNOWN if against is None else Judged(False, against)
 
 
+def request_steps(trace: TeamTrace, request: SpanData) -> list[Step]:
+    """:func:`steps_of` the request in ``trace`` (read once, then kept: several measures read them)."""
+    key = ("steps", request.span_id)
+    kept = trace.memo.get(key)
+    if kept is None:
+        kept = trace.memo[key] = steps_of(trace.tree, request)
+    return cast("list[Step]", kept)
+
+
 def dependencies_of(trace: TeamTrace, request_id: str) -> Dependencies:
     """The dependencies among the work calls of one request of ``trace`` (read once, then kept)."""
     key = ("dependencies", request_id)
@@ -330,6 +351,7 @@ def dependencies_of(trace: TeamTrace, request_id: str) -> Dependencies:
         return kept
     calls = trace.by_request.get(request_id, [])
     work = sorted((c for c in calls if c.work), key=lambda c: (c.span.start_time_unix_nano, c.id))
-    made = Dependencies(trace.tree, calls[0].request if calls else None, work)
+    request = calls[0].request if calls else None
+    made = Dependencies(trace.tree, request, work, steps=request_steps(trace, request) if request is not None else [])
     trace.memo[key] = made
     return made

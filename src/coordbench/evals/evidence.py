@@ -37,13 +37,13 @@ Everything is ordered by start time, then span id, so the same spans give the sa
 
 from __future__ import annotations
 
-import functools
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from coordbench import semconv
 from coordbench.evals.calls import MESSAGE_TEXT_LIMIT, Call, calls_of
+from coordbench.evals.textcache import per_text
 from coordbench.evals.textsim import tokens
 from coordbench.sketch import containment, novelty
 from coordbench.spans import SpanData
@@ -61,6 +61,7 @@ __all__ = [
     "Judged",
     "TeamCall",
     "TeamTrace",
+    "added_trigrams",
     "apart",
     "carried",
     "depends_on",
@@ -351,13 +352,23 @@ def _mostly_new(forwarded: TeamCall, incoming: TeamCall) -> bool:
     return False
 
 
-@functools.lru_cache(maxsize=8192)
+@per_text
 def trigrams(text: str) -> frozenset[tuple[str, ...]]:
     """The word trigrams of ``text`` (its words themselves when it has fewer than three); cached per text."""
     words = tokens(text)
     if len(words) < 3:
         return frozenset({tuple(words)} if words else set())
-    return frozenset(tuple(words[i : i + 3]) for i in range(len(words) - 2))
+    return frozenset(zip(words, words[1:], words[2:], strict=False))  # the sliding windows of three
+
+
+@per_text
+def _added(texts: tuple[str, str]) -> frozenset[tuple[str, ...]]:
+    return trigrams(texts[0]) - trigrams(texts[1])
+
+
+def added_trigrams(text: str, asked: str | None) -> frozenset[tuple[str, ...]]:
+    """The trigrams of ``text`` that ``asked`` lacks: what a reply brought beyond what it was asked (once per pair)."""
+    return _added((text, asked or ""))
 
 
 def is_cut(text: str) -> bool:
@@ -392,7 +403,7 @@ def carried(text: str | None, reply_print: tuple[int, ...] | None, *, into_text:
     Counted on captured text when both texts are there, else estimated on fingerprints; unknown otherwise.
     """
     if text is not None and into_text is not None:
-        added = trigrams(text) - trigrams(asked_text or "")
+        added = added_trigrams(text, asked_text)
         if not added:
             return Judged(False, 1.0)  # the reply brought nothing new that could be carried on
         if len(added & trigrams(into_text)) / len(added) >= threshold:

@@ -18,6 +18,7 @@ from coordbench.evals.config import EvalConfig
 from coordbench.evals.evaluation import RESERVED, EvaluatorFailure, EvaluatorResults, ScenarioEvaluation
 from coordbench.evals.graph import GraphEvaluator
 from coordbench.evals.scoring import combine
+from coordbench.evals.textcache import evaluation_cache
 from coordbench.graph.metrics.registry import select_metrics
 
 __all__ = ["ATTRIBUTION", "EvalPipeline", "run_evaluator"]
@@ -89,6 +90,10 @@ class EvalPipeline:
             attribution: ``failed``: attribute the failure of a scenario that did not pass
                 (:mod:`coordbench.evals.attribution`); ``always``: every scenario's, as if it failed.
         """
+        with evaluation_cache():  # each message read once for every evaluator and the attribution
+            return await self._run(ctx, attribution)
+
+    async def _run(self, ctx: EvalContext, attribution: Literal["failed", "always"]) -> ScenarioEvaluation:
         failures: list[EvaluatorFailure] = []
         scores: dict[str, float | None] = {}
         for evaluator in self.evaluators:

@@ -92,6 +92,8 @@ class OnlineSettings:
         settle: Seconds without new spans after which an incomplete trace is evaluated as it is.
         queue: Most traces waiting for a worker; more are skipped (and counted).
         workers: Evaluations at once, each in its own process.
+        nice: How much lower the worker processes' CPU priority is (a Unix nice increment, 0-19):
+            evaluation is background work, so on a machine short of cores ingest goes first.
         timeout: Seconds one evaluation may take; past it the worker is killed and the trace skipped.
         judge_sample: Share of traces the LLM judge sees (when one is configured).
         judge_per_minute: Most LLM judgements a minute.
@@ -106,6 +108,7 @@ class OnlineSettings:
     judge_sample: float
     judge_per_minute: float
     team_attribute: str
+    nice: int
 
 
 @dataclass
@@ -160,7 +163,7 @@ class OnlineEvaluator:
         self._queue: asyncio.Queue[bytes] = asyncio.Queue(maxsize=self.settings.queue)
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
-        self._workers = [WorkerProcess() for _ in range(self.settings.workers)]
+        self._workers = [WorkerProcess(nice=self.settings.nice) for _ in range(self.settings.workers)]
         self._starting = False
         self._changed = asyncio.Event()  # set (and replaced) whenever a trace's evaluation ends or is skipped
         for reason in SKIP_REASONS:  # every series from the start: a counter first seen at 1 hides that increase
@@ -219,9 +222,9 @@ class OnlineEvaluator:
         if self.schedule.dropped(trace_id, evicted=evicted):
             self._skip("evicted")
 
-    def _skip(self, reason: str) -> None:
-        self.counts.skipped[reason] = self.counts.skipped.get(reason, 0) + 1
-        self.meters.add("coordbench.traces.skipped", {"reason": reason})
+    def _skip(self, reason: str, traces: int = 1) -> None:
+        self.counts.skipped[reason] = self.counts.skipped.get(reason, 0) + traces
+        self.meters.add("coordbench.traces.skipped", {"reason": reason}, traces)
         self._notify()
 
     def _notify(self) -> None:
@@ -232,13 +235,16 @@ class OnlineEvaluator:
 
     async def _schedule(self) -> None:
         while True:
+            full = 0  # counted once a pass: under a burst, thousands of traces find the queue full at once
             for trace_id in self.schedule.due(self.store.now()):
                 try:
                     self._queue.put_nowait(trace_id)
                 except asyncio.QueueFull:
-                    self._skip("queue_full")
+                    full += 1
                     continue
                 self.schedule.queued(trace_id)
+            if full:
+                self._skip("queue_full", full)
             wait = self.schedule.next_wait(self.store.now())
             self._wake.clear()
             if wait is None:

@@ -43,6 +43,9 @@ class Grown:
     wake: bool = False
 
 
+_NOTHING = Grown()
+_WAKE = Grown(wake=True)
+
 class Schedule:
     """The scheduling state of online evaluation (see the module docstring).
 
@@ -80,7 +83,7 @@ class Schedule:
             self._revision[trace_id] = known
             new_spans -= known[1]
             if not new_spans:
-                return Grown()
+                return _NOTHING
         late = 0
         done = self._revision.get(trace_id)
         if done is None and trace_id in self._running:  # after the spans being judged: late if that evaluation lands
@@ -95,7 +98,10 @@ class Schedule:
         self._growing[trace_id] = now
         self._growing.move_to_end(trace_id)
         self._rechecks.pop(trace_id, None)
-        return Grown(late=late, wake=len(self._growing) == 1)
+        wake = len(self._growing) == 1
+        if not late:  # the common case: no object made for each report
+            return _WAKE if wake else _NOTHING
+        return Grown(late=late, wake=wake)
 
     def dropped(self, trace_id: bytes, *, evicted: bool) -> bool:
         """Forget the trace; whether it counts as skipped (evicted while waiting, never evaluated)."""

@@ -3,12 +3,15 @@
 A process of its own keeps evaluation off the receivers' event loop and their GIL. A trace
 whose evaluation outlasts the timeout (a hostile one, built to be slow) gets its worker
 killed: the next evaluation starts a fresh one. A worker that dies is replaced the same way.
+It runs at a lower CPU priority than the receiver (``nice``): on a machine short of cores the
+scheduler gives them to ingest first, and evaluation takes what is left (an idle core in full).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 from collections.abc import Sequence
 from multiprocessing import get_context
 from multiprocessing.connection import Connection
@@ -37,7 +40,12 @@ class WorkerDiedError(CoordbenchError):
     default_message = "the evaluation worker died"
 
 
-def _serve(conn: Connection) -> None:  # pragma: no cover - runs in the worker process
+def _serve(conn: Connection, nice: int = 0) -> None:  # pragma: no cover - runs in the worker process
+    if nice and hasattr(os, "nice"):
+        try:
+            os.nice(nice)
+        except OSError as exc:  # a sandbox that forbids it: evaluation still runs, at the receiver's priority
+            logger.warning("the evaluation worker could not lower its CPU priority: %s", exc)
     from coordbench.evals.replay import Replays
 
     with Replays() as replays:  # one event loop and thread pool for every job of this process
@@ -64,10 +72,15 @@ class _Header:
 
 
 class WorkerProcess:
-    """A worker process, started on first use. Calls come from one thread at a time."""
+    """A worker process, started on first use. Calls come from one thread at a time.
 
-    def __init__(self) -> None:
+    Args:
+        nice: How much lower the process's CPU priority is than this one's (a Unix nice increment).
+    """
+
+    def __init__(self, *, nice: int = 0) -> None:
         """Create the worker (no process yet)."""
+        self.nice = nice
         self._process: BaseProcess | None = None
         self._conn: Connection | None = None
 
@@ -81,7 +94,7 @@ class WorkerProcess:
         # spawned: the receiver runs threads (the store's writer, gRPC), which a fork would copy half-way
         context = get_context("spawn")
         parent, child = context.Pipe()
-        process = context.Process(target=_serve, args=(child,), name="coordbench-evaluation", daemon=True)
+        process = context.Process(target=_serve, args=(child, self.nice), name="coordbench-evaluation", daemon=True)
         process.start()
         child.close()
         self._process, self._conn = process, parent

@@ -206,6 +206,7 @@ def online_settings(settings: Settings) -> OnlineSettings:
         settle=settings.evaluate_settle,
         queue=settings.evaluate_queue,
         workers=settings.evaluate_workers,
+        nice=settings.evaluate_nice,
         timeout=settings.evaluate_timeout,
         judge_sample=settings.judge_sample,
         judge_per_minute=settings.judge_per_minute,

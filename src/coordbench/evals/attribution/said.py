@@ -18,15 +18,15 @@ wrong fact. Every utterance is read once; text is bounded by the evaluators' lim
 from __future__ import annotations
 
 import bisect
-import functools
 import re
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from coordbench.evals.dependency import steps_of
+from coordbench.evals.dependency import request_steps
 from coordbench.evals.evidence import TeamCall, TeamTrace, is_cut
+from coordbench.evals.textcache import per_text
 from coordbench.evals.textsim import tokens
 from coordbench.sketch import fingerprint
 from coordbench.spans import SpanData
@@ -51,7 +51,7 @@ EXCERPT = 160
 _DIGIT = re.compile(r"\d")
 
 
-@functools.lru_cache(maxsize=8192)
+@per_text
 def units(text: str | None) -> frozenset[Unit]:
     """The content units of ``text``: trigrams not made of function words alone, and words holding a digit.
 
@@ -64,7 +64,7 @@ def units(text: str | None) -> frozenset[Unit]:
     if not text:
         return frozenset()
     words = tokens(text)
-    grams = {tuple(words[i : i + 3]) for i in range(len(words) - 2)}
+    grams = set(zip(words, words[1:], words[2:], strict=False))  # the sliding windows of three
     found: set[Unit] = {g for g in grams if not _FUNCTION_WORDS.issuperset(g)}
     if _DIGIT.search(text) is not None:
         found.update((w,) for w in words if _DIGIT.search(w) is not None)
@@ -165,7 +165,7 @@ class Conversation:
             agent = trace.tree.agent_of(request) or request.service_name
             if agent in trace.hosts:
                 continue
-            for step in steps_of(trace.tree, request):
+            for step in request_steps(trace, request):
                 text = step.output_text
                 if step.silent:
                     continue

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from coordbench.evals.base import EvalContext
 from coordbench.evals.coordination.model import PROCESS_WEIGHTS, UNNEEDED_IDLE, Part, names
-from coordbench.evals.dependency import steps_of
+from coordbench.evals.dependency import request_steps
 from coordbench.evals.evidence import TeamTrace
 from coordbench.graph.agentgraph import HOST
 
@@ -77,7 +77,7 @@ def routers_of(trace: TeamTrace) -> list[str]:
         if request is None or agent in routers or agent in trace.hosts:
             continue
         last = max(c.span.start_time_unix_nano for c in calls)
-        if any(s.model and s.span.start_time_unix_nano < last for s in steps_of(trace.tree, request)):
+        if any(s.model and s.span.start_time_unix_nano < last for s in request_steps(trace, request)):
             routers.add(agent)
     return sorted(routers)
 
