@@ -43,8 +43,7 @@ from dataclasses import dataclass, field
 
 from coordbench import semconv
 from coordbench.evals.calls import MESSAGE_TEXT_LIMIT, Call, calls_of
-from coordbench.evals.textcache import per_text
-from coordbench.evals.textsim import tokens
+from coordbench.evals.textcache import per_text, words
 from coordbench.sketch import containment, novelty
 from coordbench.spans import SpanData
 from coordbench.spantree import SpanTree, is_agent_call, is_agent_server_span
@@ -303,11 +302,11 @@ def _is_relay(c: TeamCall, below: Sequence[TeamCall]) -> bool:
     reply = c.reply_text
     answers = [d.reply_text for d in below if d.reply_text]
     if reply and answers:
-        words = set(tokens(reply))
-        if not words:
+        replied = set(words(reply))
+        if not replied:
             return False
-        known = {w for text in answers for w in tokens(text)}
-        return len(words - known) / len(words) < RELAY_NOVELTY and not _handed_own_work(c, below)
+        known = {w for text in answers for w in words(text)}
+        return len(replied - known) / len(replied) < RELAY_NOVELTY and not _handed_own_work(c, below)
     printed = c.reply_print
     prints = [d.reply_print for d in below if d.reply_print]
     if printed and prints:
@@ -355,10 +354,10 @@ def _mostly_new(forwarded: TeamCall, incoming: TeamCall) -> bool:
 @per_text
 def trigrams(text: str) -> frozenset[tuple[str, ...]]:
     """The word trigrams of ``text`` (its words themselves when it has fewer than three); cached per text."""
-    words = tokens(text)
-    if len(words) < 3:
-        return frozenset({tuple(words)} if words else set())
-    return frozenset(zip(words, words[1:], words[2:], strict=False))  # the sliding windows of three
+    said = words(text)
+    if len(said) < 3:
+        return frozenset({said} if said else set())
+    return frozenset(zip(said, said[1:], said[2:], strict=False))  # the sliding windows of three
 
 
 @per_text

@@ -28,7 +28,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from coordbench.evals.base import TIER_TEXT, EvalContext, Evaluator
-from coordbench.evals.textsim import cosine, rouge_l, tfidf_of_tokens, tfidf_vectors, tokens
+from coordbench.evals.textcache import words
+from coordbench.evals.textsim import cosine, rouge_l, tfidf_of_tokens, tfidf_vectors
 
 __all__ = ["PairDiversity", "TextEvaluator", "TextResult", "reference_similarity"]
 
@@ -128,15 +129,10 @@ class TextEvaluator(Evaluator):
             if call.response_text:
                 said[pair][call.callee].append(call.response_text)
                 texts.append(call.response_text)
-        # each message's tokens once: a message is read for its pair's diversity and for repetition (the
-        # tokens of texts joined by a space are the texts' tokens one after another)
-        words: dict[str, tuple[str, ...]] = {}
-
-        def tokens_of(text: str) -> tuple[str, ...]:
-            found = words.get(text)
-            if found is None:
-                found = words[text] = tuple(tokens(text))
-            return found
+        # each message's tokens once (in the evaluation's cache, shared with the coordination measures): a
+        # message is read for its pair's diversity and for repetition (the tokens of texts joined by a
+        # space are the texts' tokens one after another)
+        tokens_of = words
 
         pairs: list[PairDiversity] = []
         for pair in sorted(said):

@@ -1,4 +1,4 @@
-"""What is read from each message once per evaluation: a text's trigrams, its content units.
+"""What is read from each message once per evaluation: a text's words, its trigrams, its content units.
 
 Every measure that compares messages (dependency, repetition, relays, attribution) reads the
 same texts many times over. :func:`per_text` caches a function of a text for the evaluation
@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Generator, Hashable
 from contextvars import ContextVar
 from typing import TypeVar, cast
 
-__all__ = ["evaluation_cache", "per_text"]
+from coordbench.sketch import tokens
+
+__all__ = ["evaluation_cache", "per_text", "words"]
 
 K = TypeVar("K", bound=Hashable)
 T = TypeVar("T")
@@ -31,7 +33,7 @@ _CACHES: ContextVar[dict[object, dict[object, object]] | None] = ContextVar("coo
 
 
 @contextlib.contextmanager
-def evaluation_cache() -> Iterator[None]:
+def evaluation_cache() -> Generator[None]:
     """Keep what :func:`per_text` functions read until the block ends (nested blocks share the outer one).
 
     The cache follows the context: code the block runs on worker threads (``asyncio.to_thread``
@@ -65,3 +67,9 @@ def per_text(function: Callable[[K], T]) -> Callable[[K], T]:
         return value
 
     return cached
+
+
+@per_text
+def words(text: str) -> tuple[str, ...]:
+    """The :func:`~coordbench.sketch.tokens` of ``text``, read once per evaluation for every measure."""
+    return tuple(tokens(text))

@@ -26,8 +26,7 @@ from typing import Literal
 
 from coordbench.evals.dependency import request_steps
 from coordbench.evals.evidence import TeamCall, TeamTrace, is_cut
-from coordbench.evals.textcache import per_text
-from coordbench.evals.textsim import tokens
+from coordbench.evals.textcache import per_text, words
 from coordbench.sketch import fingerprint
 from coordbench.spans import SpanData
 from coordbench.spantree import is_agent_call, is_agent_server_span
@@ -63,11 +62,11 @@ def units(text: str | None) -> frozenset[Unit]:
     """
     if not text:
         return frozenset()
-    words = tokens(text)
-    grams = set(zip(words, words[1:], words[2:], strict=False))  # the sliding windows of three
+    said = words(text)
+    grams = set(zip(said, said[1:], said[2:], strict=False))  # the sliding windows of three
     found: set[Unit] = {g for g in grams if not _FUNCTION_WORDS.issuperset(g)}
     if _DIGIT.search(text) is not None:
-        found.update((w,) for w in words if _DIGIT.search(w) is not None)
+        found.update((w,) for w in said if _DIGIT.search(w) is not None)
     return frozenset(found)
 
 
