@@ -34,7 +34,7 @@ from coordbench.otlp import export_request
 QUIET = 0.5
 LOAD_REQUESTS = 1_000
 """Requests of the ingest-cost load: long enough (seconds) that its traces go to the worker while it runs."""
-ROUNDS = 3
+ROUNDS = 5
 PACED = 40
 PACE = 0.25
 BURST = 40
@@ -221,7 +221,8 @@ def report(outcome: Outcome) -> str:
         "*Evaluation*: 20-agent traces (about 200 spans, captured text) posted one every "
         f"{PACE} s beside {BACKGROUND_SPANS_PER_S:,} background spans/s without A2A calls; the delay after "
         f"completing is from the end of a trace's quiet period to its evaluation being readable. Then {BURST} "
-        "such traces at once: traces scored per second by one worker process (first to last evaluation).",
+        "such traces at once: traces scored per second by one worker process (first to last evaluation). "
+        "The worker runs at the default `evaluate_nice` (10 below the receiver's CPU priority).",
         "",
         "| evaluation | stored spans/s (median) | runs | traces evaluated during the load | skipped (queue full) |",
         "|---|---:|---|---:|---:|",
