@@ -46,6 +46,7 @@ class Grown:
 _NOTHING = Grown()
 _WAKE = Grown(wake=True)
 
+
 class Schedule:
     """The scheduling state of online evaluation (see the module docstring).
 

@@ -9,6 +9,9 @@ distance: https://networkx.org/documentation/stable/reference/algorithms/shortes
 
 from __future__ import annotations
 
+import math
+from collections import deque
+
 import networkx as nx
 
 from coordbench.graph.agentgraph import flow_view
@@ -60,7 +63,57 @@ def betweenness(G: nx.DiGraph[str]) -> dict[str, float]:
         >>> betweenness(nx.DiGraph([("a", "b"), ("b", "c")]))
         {'a': 0.0, 'b': 0.5, 'c': 0.0}
     """
-    return dict(nx.betweenness_centrality(G, normalized=True))
+    return _betweenness_centrality(G)
+
+
+def _betweenness_centrality(G: nx.Graph[str] | nx.DiGraph[str]) -> dict[str, float]:
+    """``nx.betweenness_centrality(G, normalized=True)``: Brandes' algorithm as NetworkX runs it, on plain lists.
+
+    The same breadth-first searches in the same neighbour order and the same sums and rescaling
+    (so the same floats), without NetworkX's adjacency views, which cost more than the
+    arithmetic on an agent graph.
+    """
+    nodes = list(G)
+    index = {node: i for i, node in enumerate(nodes)}
+    neighbours = [[index[w] for w in G.adj[node]] for node in nodes]  # in NetworkX's order
+    n = len(nodes)
+    betweenness = [0.0] * n
+    for source in range(n):
+        # shortest paths from the source, counted (NetworkX's _single_source_shortest_path_basic)
+        order: list[int] = []
+        before: list[list[int]] = [[] for _ in range(n)]
+        sigma = [0.0] * n
+        hops = [-1] * n
+        sigma[source] = 1.0
+        hops[source] = 0
+        queue = deque([source])
+        while queue:
+            v = queue.popleft()
+            order.append(v)
+            next_hop = hops[v] + 1
+            paths = sigma[v]
+            for w in neighbours[v]:
+                if hops[w] < 0:
+                    queue.append(w)
+                    hops[w] = next_hop
+                if hops[w] == next_hop:
+                    sigma[w] += paths
+                    before[w].append(v)
+        # dependencies, back from the farthest (_accumulate_basic)
+        delta: list[float] = [0] * n
+        while order:
+            w = order.pop()
+            coeff = (1 + delta[w]) / sigma[w]
+            for v in before[w]:
+                delta[v] += sigma[v] * coeff
+            if w != source:
+                betweenness[w] += delta[w]
+    pairs = n - 1  # _rescale: normalised, no endpoints, every source
+    if pairs >= 2:
+        scale = 1 / (pairs * (pairs - 1))
+        if scale != 1:
+            betweenness = [b * scale for b in betweenness]
+    return dict(zip(nodes, betweenness, strict=True))
 
 
 def flow_betweenness(G: nx.DiGraph[str], *, flow: nx.Graph[str] | None = None) -> dict[str, float]:
@@ -74,7 +127,7 @@ def flow_betweenness(G: nx.DiGraph[str], *, flow: nx.Graph[str] | None = None) -
         >>> flow_betweenness(nx.DiGraph([("hub", "a"), ("hub", "b"), ("hub", "c")]))["hub"]
         1.0
     """
-    return dict(nx.betweenness_centrality(flow_view(G) if flow is None else flow, normalized=True))
+    return _betweenness_centrality(flow_view(G) if flow is None else flow)
 
 
 def shared_flow_betweenness(inputs: MetricInput) -> dict[str, float]:
@@ -117,15 +170,43 @@ def eigenvector(G: nx.DiGraph[str], *, flow: nx.Graph[str] | None = None) -> dic
         return {"method": "directed", "values": {}}
     if G.number_of_edges() and not nx.is_directed_acyclic_graph(G):
         try:
-            return {"method": "directed", "values": dict(nx.eigenvector_centrality(G, max_iter=1000, weight="count"))}
+            return {"method": "directed", "values": _eigenvector_centrality(G)}
         except (nx.PowerIterationFailedConvergence, nx.NetworkXException):
             pass
     try:
         undirected = flow_view(G) if flow is None else flow
-        values = dict(nx.eigenvector_centrality(undirected, max_iter=1000, weight="count"))
+        values = _eigenvector_centrality(undirected)
         return {"method": "undirected-flow", "values": values}
     except (nx.PowerIterationFailedConvergence, nx.NetworkXException):
         return {"method": "pagerank", "values": pagerank(G)}
+
+
+def _eigenvector_centrality(G: nx.Graph[str], max_iter: int = 1000, tol: float = 1.0e-6) -> dict[str, float]:
+    """``nx.eigenvector_centrality(G, max_iter=1000, weight="count")``: its power iteration as it is, on plain dicts.
+
+    The same Python operations in the same order (so the same floats) without NetworkX's adjacency
+    views, which cost more than the arithmetic on an agent graph.
+
+    Raises:
+        nx.NetworkXPointlessConcept: For a graph with no agent.
+        nx.PowerIterationFailedConvergence: When ``max_iter`` iterations do not converge.
+    """
+    if len(G) == 0:
+        raise nx.NetworkXPointlessConcept("cannot compute centrality for the null graph")
+    adjacency = [(node, [(nbr, data.get("count", 1)) for nbr, data in G.adj[node].items()]) for node in G]
+    nodes = len(adjacency)
+    x: dict[str, float] = dict.fromkeys(G, 1 / nodes)
+    for _ in range(max_iter):
+        last = x
+        x = last.copy()  # (A + I) x, as NetworkX iterates
+        for node, neighbours in adjacency:
+            for nbr, weight in neighbours:
+                x[nbr] += last[node] * weight
+        norm = math.hypot(*x.values()) or 1
+        x = {k: v / norm for k, v in x.items()}
+        if sum(abs(x[n] - last[n]) for n in x) < nodes * tol:
+            return x
+    raise nx.PowerIterationFailedConvergence(max_iter)
 
 
 def pagerank(G: nx.DiGraph[str]) -> dict[str, float]:
@@ -143,7 +224,98 @@ def pagerank(G: nx.DiGraph[str]) -> dict[str, float]:
         return {}
     # tol 1e-10 rather than NetworkX's 1e-6: agent graphs are tiny, and results must not move at the
     # sixth decimal between libraries or runs
+    found = _small_pagerank(G) if G.number_of_nodes() <= SMALL_GRAPH else None
+    if found is not None:
+        return found
     return dict(nx.pagerank(G, alpha=0.85, weight="count", tol=1e-10, max_iter=1000))
+
+
+SMALL_GRAPH = 256
+"""Agents up to which PageRank runs in plain Python: SciPy's setup costs more than the whole iteration."""
+
+
+def _small_pagerank(G: nx.DiGraph[str]) -> dict[str, float] | None:
+    """``nx.pagerank(G, alpha=0.85, weight="count", tol=1e-10, max_iter=1000)``, the same floats, without SciPy.
+
+    NetworkX builds SciPy sparse matrices for a graph of twenty agents, which costs more than the
+    power iteration itself. This is its iteration (``_pagerank_scipy``) step for step, each
+    number made by the same floating-point operations in the same order: the row sums of the
+    weights (exact: whole call counts), ``M = diag(1/S) A``, then ``x = 0.85 (x M + (Σ dangling
+    x) p) + 0.15 p`` from ``x = p = 1/N``, ``x M`` summed over the rows in order (SciPy's CSC
+    product of the transpose), until ``Σ |x - x_last| < N tol``. ``tests/graph/test_pagerank.py``
+    checks it bit for bit against NetworkX on random graphs. ``None`` (NetworkX decides) when a
+    weight is not a whole number, where a sum's order could matter.
+    """
+    nodes = list(G)
+    n = len(nodes)
+    index = {node: i for i, node in enumerate(nodes)}
+    rows: list[list[tuple[int, float]]] = []  # row i of A: (column, weight), as NetworkX orders the adjacency
+    sums: list[float] = []
+    for node in nodes:
+        row: list[tuple[int, float]] = []
+        total = 0
+        for neighbour, data in G.adj[node].items():
+            weight = data.get("count", 1)
+            if type(weight) is not int or weight < 0:
+                return None
+            row.append((index[neighbour], float(weight)))
+            total += weight
+        if total >= 2**53:
+            return None
+        rows.append(row)
+        sums.append(float(total))
+    # M = diag(1/S) A: each entry one product (SciPy's product of a diagonal by a CSR matrix)
+    into: list[list[tuple[int, float]]] = [[] for _ in range(n)]  # column i of M: (row j, M[j, i]), rows ascending
+    for j, row in enumerate(rows):
+        scale = 1.0 / sums[j] if sums[j] != 0 else 0.0
+        for i, weight in sorted(row):
+            value = scale * weight
+            if value != 0:  # SciPy's product keeps no explicit zero
+                into[i].append((j, value))
+    dangling = [j for j in range(n) if sums[j] == 0]
+    alpha = 0.85
+    share = 1.0 / n
+    teleport = (1 - alpha) * share
+    x: list[float] = [share] * n
+    for _ in range(1000):
+        last = x
+        lost = 0
+        for j in dangling:  # Python's sum over the dangling entries, in order
+            lost = lost + last[j]
+        spread = lost * share
+        x: list[float] = []
+        for column in into:
+            total = 0.0
+            for j, value in column:
+                total += value * last[j]
+            x.append(alpha * (total + spread) + teleport)
+        if _pairwise_sum([abs(a - b) for a, b in zip(x, last, strict=True)]) < n * 1e-10:
+            return dict(zip(nodes, x, strict=True))
+    return None  # no convergence: NetworkX raises it
+
+
+def _pairwise_sum(values: list[float]) -> float:
+    """NumPy's sum of a float64 array: blocks of eight accumulators, halves past 128 (``pairwise_sum``)."""
+    n = len(values)
+    if n < 8:
+        total = 0.0
+        for v in values:
+            total += v
+        return total
+    if n <= 128:
+        r = values[:8]
+        i = 8
+        while i < n - n % 8:
+            for k in range(8):
+                r[k] += values[i + k]
+            i += 8
+        total = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+        for v in values[i:]:
+            total += v
+        return total
+    half = n // 2
+    half -= half % 8
+    return _pairwise_sum(values[:half]) + _pairwise_sum(values[half:])
 
 
 DEGREE = Metric("degree_centrality", lambda i: degree(i.graph), "In/out/total degree per agent.", "directed")

@@ -108,7 +108,8 @@ def detect(
         (['hub'], ['idle'], 'hub', True)
     """
     isolated = sorted(n for n in G if G.degree(n) == 0)
-    active = G.subgraph([n for n in G if G.degree(n) > 0])
+    # a copy, in the view's order: every measure below walks it, and a subgraph view's filters cost more
+    active = G.subgraph([n for n in G if G.degree(n) > 0]).copy()
     if active.number_of_nodes() < 3:
         betweenness = dict.fromkeys(active, 0.0)
     elif flow_betweenness_values is not None and not isolated:

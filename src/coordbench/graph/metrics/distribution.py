@@ -41,8 +41,10 @@ def participation(G: nx.DiGraph[str]) -> dict[str, int]:
         >>> participation(G)
         {'a': 3, 'b': 4, 'c': 1}
     """
-    received = {node: sum(c for *_, c in G.in_edges(node, data="count", default=1)) for node in G}
-    return {node: received[node] + sum(c for *_, c in G.out_edges(node, data="count", default=1)) for node in G}
+    # each node's in- then out-edges in NetworkX's order (its adjacency dicts, as in_edges and out_edges walk them)
+    pred, succ = G.pred, G.succ
+    received = {node: sum(data.get("count", 1) for data in pred[node].values()) for node in G}
+    return {node: received[node] + sum(data.get("count", 1) for data in succ[node].values()) for node in G}
 
 
 def interaction_share(G: nx.DiGraph[str]) -> dict[str, float]:
@@ -55,7 +57,7 @@ def interaction_share(G: nx.DiGraph[str]) -> dict[str, float]:
         >>> interaction_share(G)
         {'hub': 1.0, 'a': 0.5, 'b': 0.5}
     """
-    messages = sum(c for *_, c in G.edges(data="count", default=1))
+    messages = sum(data.get("count", 1) for _, adjacent in G.adjacency() for data in adjacent.values())
     load = participation(G)
     return {node: load[node] / messages if messages else 0.0 for node in G}
 

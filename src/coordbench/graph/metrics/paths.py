@@ -18,6 +18,9 @@ target is reachable, and the share of reachable pairs is reported beside them:
 
 from __future__ import annotations
 
+import heapq
+import itertools
+
 import networkx as nx
 
 from coordbench.graph.metrics.registry import Metric
@@ -39,14 +42,19 @@ def path_lengths(G: nx.DiGraph[str]) -> dict[str, float | int | None]:
     pairs = n * (n - 1)
     hops: list[int] = []
     inverse = 0.0
-    for _source, lengths in nx.all_pairs_shortest_path_length(G):
-        for d in lengths.values():
-            if d > 0:
-                hops.append(d)
-                inverse += 1.0 / d
+    # NetworkX's all_pairs_shortest_path_length and all_pairs_dijkstra_path_length, as they run, on
+    # plain lists (their adjacency views cost more than the searches on an agent graph): the same
+    # lengths in the same order, so the same sums
+    successors = {node: list(G.adj[node]) for node in G}
+    for source in G:
+        for d in _hops_from(successors, source):
+            hops.append(d)
+            inverse += 1.0 / d
+    costs = {node: [(u, data.get("distance", 1)) for u, data in G.adj[node].items()] for node in G}
     weighted: list[float] = []
-    for _source, lengths in nx.all_pairs_dijkstra_path_length(G, weight="distance"):
-        weighted.extend(d for target, d in lengths.items() if target != _source)
+    for source in G:
+        lengths = _dijkstra_from(costs, source)
+        weighted.extend(d for target, d in lengths.items() if target != source)
     return {
         "average": sum(hops) / len(hops) if hops else None,
         "diameter": max(hops) if hops else None,
@@ -54,6 +62,52 @@ def path_lengths(G: nx.DiGraph[str]) -> dict[str, float | int | None]:
         "efficiency": inverse / pairs if pairs else 0.0,
         "weighted_average": sum(weighted) / len(weighted) if weighted else None,
     }
+
+
+def _hops_from(successors: dict[str, list[str]], source: str) -> list[int]:
+    """Hops to each agent ``source`` reaches (not itself), in NetworkX's breadth-first order."""
+    seen = {source}
+    level_nodes: list[str] = [source]
+    level = 0
+    found: list[int] = []
+    everyone = len(successors)
+    while level_nodes:
+        level += 1
+        this_level = level_nodes
+        level_nodes = []
+        for v in this_level:
+            for w in successors[v]:
+                if w not in seen:
+                    seen.add(w)
+                    level_nodes.append(w)
+                    found.append(level)
+            if len(seen) == everyone:
+                return found
+    return found
+
+
+def _dijkstra_from(costs: dict[str, list[tuple[str, float | None]]], source: str) -> dict[str, float]:
+    """Distances from ``source`` as NetworkX's ``_dijkstra_multisource`` finds them (same heap, same ties)."""
+    dist: dict[str, float] = {}
+    seen: dict[str, float] = {source: 0}
+    counter = itertools.count()
+    fringe: list[tuple[float, int, str]] = [(0, next(counter), source)]
+    while fringe:
+        dist_v, _, v = heapq.heappop(fringe)
+        if v in dist:
+            continue
+        dist[v] = dist_v
+        for u, cost in costs[v]:
+            if cost is None:
+                continue
+            vu_dist = dist_v + cost
+            if u in dist:
+                if vu_dist < dist[u]:
+                    raise ValueError("Contradictory paths found:", "negative weights?")
+            elif u not in seen or vu_dist < seen[u]:
+                seen[u] = vu_dist
+                heapq.heappush(fringe, (vu_dist, next(counter), u))
+    return dist
 
 
 PATHS = Metric(
