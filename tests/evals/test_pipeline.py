@@ -19,10 +19,13 @@ from coordbench.evals import (
     EvalContext,
     EvalPipeline,
     Evaluator,
+    JudgeConfig,
     available_evaluators,
     combine,
     select_evaluators,
 )
+from coordbench.evals.base import on_this_thread
+from coordbench.spans import StatusCode
 from evals.traces import context, team_trace
 
 BUILT_INS = ["coordination", "graph", "latency", "llm_judge", "protocol", "text"]
@@ -117,6 +120,32 @@ async def test_blocking_evaluators_run_off_the_event_loop_and_can_time_out() -> 
         "protocol",
         "text",
     }
+
+
+async def test_on_this_thread_blocking_evaluators_run_here_and_an_overrun_is_still_a_timeout() -> None:
+    # a process evaluating one trace at a time (coordbench evaluate, the online worker): no hand-over to a thread
+    loop_thread = threading.current_thread().name
+    pipeline = EvalPipeline(
+        EvalConfig(evaluator_timeout=0.2), evaluators=[Computes(), OnTheLoop(), WronglyBlocking(), Grinds()]
+    )
+    with on_this_thread():
+        evaluation = await pipeline.run(context())
+    assert evaluation.results.extra["computes"] == {"thread": loop_thread}
+    assert evaluation.results.extra["on_the_loop"] == {"thread": loop_thread}
+    failures = {f.evaluator: f.error for f in evaluation.failures}
+    assert failures == {
+        "wrongly_blocking": "RuntimeError: evaluator 'wrongly_blocking' is marked blocking but awaited something",
+        "grinds": "timed out after 0.2 s",  # timed when it ended: the same failure as on a worker thread
+    }
+
+
+def test_a_replay_evaluates_on_its_own_thread_and_gives_the_same_evaluation() -> None:
+    from coordbench.evals.replay import replay, replay_sync
+
+    spans = team_trace(c_status=StatusCode.ERROR)  # a failed call: attribution runs too
+    trace_id = spans[0].trace_id
+    threaded = asyncio.run(replay(trace_id, spans, judge=JudgeConfig()))  # a loop that may serve others: threads
+    assert replay_sync(trace_id, spans, judge=JudgeConfig()).to_json() == threaded.to_json()
 
 
 def test_built_ins_register_through_the_entry_point_group() -> None:

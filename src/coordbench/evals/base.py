@@ -15,10 +15,13 @@ point group, pointing at the class::
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, ParamSpec, TypeVar
 
 import networkx as nx
 from pydantic import BaseModel, ConfigDict, Field
@@ -46,10 +49,48 @@ __all__ = [
     "Evaluator",
     "TeamOutcome",
     "available_evaluators",
+    "off_the_loop",
+    "on_this_thread",
+    "runs_on_this_thread",
     "select_evaluators",
 ]
 
 ENTRY_POINT_GROUP = "coordbench.evaluators"
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+_ON_THIS_THREAD: ContextVar[bool] = ContextVar("coordbench_evaluate_on_this_thread", default=False)
+
+
+@contextlib.contextmanager
+def on_this_thread() -> Generator[None]:
+    """Run blocking evaluators, attribution and the judge's reading on the calling thread, not a worker thread.
+
+    For a process whose event loop does nothing but evaluate one trace at a time (``coordbench
+    evaluate``, the online worker process, :func:`~coordbench.evals.replay.replay_sync`): no loop
+    to keep serving, and a hand-over to a worker thread and back costs about a millisecond each
+    (a quarter of a small trace's evaluation). The results are the same; a blocking evaluator
+    that takes longer than the timeout is reported as timed out when it ends.
+    """
+    token = _ON_THIS_THREAD.set(True)
+    try:
+        yield
+    finally:
+        _ON_THIS_THREAD.reset(token)
+
+
+def runs_on_this_thread() -> bool:
+    """Whether the calling code is inside :func:`on_this_thread`."""
+    return _ON_THIS_THREAD.get()
+
+
+async def off_the_loop(function: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
+    """``function(*args, **kwargs)`` on a worker thread (the loop keeps serving); here in :func:`on_this_thread`."""
+    if _ON_THIS_THREAD.get():
+        return function(*args, **kwargs)
+    return await asyncio.to_thread(function, *args, **kwargs)
+
 
 TIER_GRAPH = 1
 """Facts read straight off the trace: the agent graph and its metrics, per-call protocol figures."""
@@ -220,8 +261,9 @@ class Evaluator(ABC):
         description: One line: what it measures.
         blocking: Its ``evaluate`` computes without awaiting anything (CPU only). The pipeline
             then runs it on a worker thread, so the event loop, and the OTLP receivers that
-            share it in the assessor, keep serving meanwhile, and its timeout can fire. One
-            that awaits something (an HTTP call, say) must leave this ``False``.
+            share it in the assessor, keep serving meanwhile, and its timeout can fire (on the
+            calling thread in :func:`on_this_thread`). One that awaits something (an HTTP call,
+            say) must leave this ``False``.
     """
 
     name: ClassVar[str]

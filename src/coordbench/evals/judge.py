@@ -12,14 +12,13 @@ score: it is the coordination score in words.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from coordbench.errors import describe_validation_error
-from coordbench.evals.base import TIER_JUDGEMENT, EvalContext, Evaluator
+from coordbench.evals.base import TIER_JUDGEMENT, EvalContext, Evaluator, off_the_loop
 from coordbench.evals.coordination import CoordinationResult, assess_coordination
 from coordbench.evals.judge_prompt import JUDGMENT_SCHEMA, WireJudgment, build_prompt, find_injections
 from coordbench.evals.modelcall import ModelUnavailableError, ask_json
@@ -133,9 +132,9 @@ class LLMJudgeEvaluator(Evaluator):
         """Ask the configured model; fall back to :func:`rule_judgment` with a warning."""
         config = ctx.config.judge
         if config.api_key is None:
-            injections = await asyncio.to_thread(find_injections, ctx)  # reads every message: off the loop
+            injections = await off_the_loop(find_injections, ctx)  # reads every message: off the loop
             return self._fallback(ctx, "no API key (AGENTBEATS_LLM_API_KEY is not set)", injections)
-        prompt = await asyncio.to_thread(build_prompt, ctx, max_chars=config.max_prompt_chars)
+        prompt = await off_the_loop(build_prompt, ctx, max_chars=config.max_prompt_chars)
         try:
             wire = await _ask_llm(ctx, prompt.messages)
         except ModelUnavailableError as exc:

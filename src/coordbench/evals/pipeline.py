@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from coordbench.errors import ConfigurationError
 from coordbench.evals.attribution import Attribution, attribute
 from coordbench.evals.attribution.ranking import rank_with_model
-from coordbench.evals.base import EvalContext, Evaluator, select_evaluators
+from coordbench.evals.base import EvalContext, Evaluator, off_the_loop, runs_on_this_thread, select_evaluators
 from coordbench.evals.config import EvalConfig
 from coordbench.evals.evaluation import RESERVED, EvaluatorFailure, EvaluatorResults, ScenarioEvaluation
 from coordbench.evals.graph import GraphEvaluator
@@ -47,10 +47,28 @@ def _run_blocking(evaluator: Evaluator, ctx: EvalContext) -> BaseModel:
 
 
 async def run_evaluator(evaluator: Evaluator, ctx: EvalContext) -> BaseModel:
-    """Evaluate ``ctx`` with one evaluator: on a worker thread when it is :attr:`~Evaluator.blocking`."""
+    """Evaluate ``ctx`` with one evaluator: on a worker thread when it is :attr:`~Evaluator.blocking`.
+
+    Inside :func:`~coordbench.evals.base.on_this_thread` a blocking evaluator runs here.
+    """
     if evaluator.blocking:
-        return await asyncio.to_thread(_run_blocking, evaluator, ctx)
+        return await off_the_loop(_run_blocking, evaluator, ctx)
     return await evaluator.evaluate(ctx)
+
+
+async def _timed(evaluator: Evaluator, ctx: EvalContext, timeout: float) -> BaseModel:  # noqa: ASYNC109 - a thread it runs on cannot be stopped
+    """:func:`run_evaluator` within ``timeout`` seconds (else :class:`TimeoutError`).
+
+    A blocking evaluator run on this thread cannot be interrupted: it is timed, and one that took
+    longer than ``timeout`` is a timeout when it ends, as it is when a worker thread runs it.
+    """
+    if evaluator.blocking and runs_on_this_thread():
+        started = time.perf_counter()
+        result = _run_blocking(evaluator, ctx)
+        if time.perf_counter() - started > timeout:
+            raise TimeoutError
+        return result
+    return await asyncio.wait_for(run_evaluator(evaluator, ctx), timeout=timeout)
 
 
 class EvalPipeline:
@@ -78,7 +96,7 @@ class EvalPipeline:
 
     async def _attribute(self, ctx: EvalContext) -> Attribution:
         """The rules' attribution (on a worker thread), ranked by the judge's model when one is configured."""
-        found = await asyncio.to_thread(attribute, ctx)
+        found = await off_the_loop(attribute, ctx)
         answer = ctx.outcome.output if ctx.outcome is not None else None
         return await rank_with_model(found, self.config.judge, task=ctx.scenario.task, answer=answer)
 
@@ -99,7 +117,7 @@ class EvalPipeline:
         for evaluator in self.evaluators:
             started = time.perf_counter()
             try:
-                result = await asyncio.wait_for(run_evaluator(evaluator, ctx), timeout=self.config.evaluator_timeout)
+                result = await _timed(evaluator, ctx, self.config.evaluator_timeout)
                 score = evaluator.score(result, ctx)
             except TimeoutError:
                 message = f"timed out after {self.config.evaluator_timeout:g} s"

@@ -22,7 +22,7 @@ from typing import Any, Literal, ParamSpec, TypeVar, cast
 
 from coordbench import semconv
 from coordbench.evals.assessment_config import AssessmentConfig, validate_config
-from coordbench.evals.base import EvalContext, EvalScenario, TeamOutcome
+from coordbench.evals.base import EvalContext, EvalScenario, TeamOutcome, on_this_thread
 from coordbench.evals.calls import message_text
 from coordbench.evals.config import EvalConfig, JudgeConfig
 from coordbench.evals.evaluation import ScenarioEvaluation, TraceEvaluation
@@ -263,8 +263,12 @@ async def _kept(made: Coroutine[Any, Any, T], into: list[T]) -> None:
     the SIGINT handler it installed, and :func:`signal.getsignal` writes the ``repr`` of that handler,
     which holds the task, and so the ``repr`` of the task's result: the whole evaluation, thousands
     of models (8 ms for a trace of 200 spans, more than the evaluation of half the trace).
+
+    Nothing else runs on the loop: the evaluators run on this thread
+    (:func:`~coordbench.evals.base.on_this_thread`), not handed to a worker thread and back.
     """
-    into.append(await made)
+    with on_this_thread():
+        into.append(await made)
 
 
 def _run(runner: asyncio.Runner, made: Coroutine[Any, Any, T]) -> T:
