@@ -6,11 +6,11 @@ one run of one system; they carry no weight in the overall score by default.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections import defaultdict
 from collections.abc import Sequence
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from coordbench.evals.base import TIER_ANALYSIS, EvalContext, Evaluator
@@ -37,6 +37,33 @@ class LatencyStats(BaseModel):
     max_ms: float | None
 
 
+def percentiles(values: Sequence[float], qs: Sequence[float]) -> list[float]:
+    """``np.percentile(values, qs)`` (linear interpolation), the same floats, without NumPy's setup per call.
+
+    NumPy's steps one by one: the order statistics, the virtual index ``(n - 1) q / 100``, and its
+    ``_lerp`` (``a + (b - a) t``, or ``b - (b - a)(1 - t)`` from ``t = 0.5``); at or past the last
+    index, the largest value. ``tests/evals/test_latency.py`` checks it against NumPy bit for bit.
+
+    Example:
+        >>> percentiles([10.0, 20.0, 30.0, 40.0], [50, 95])
+        [25.0, 38.5]
+    """
+    ordered = sorted(float(v) for v in values)
+    last = len(ordered) - 1
+    found: list[float] = []
+    for q in qs:
+        virtual = last * (q / 100)
+        if virtual >= last:
+            found.append(ordered[last])
+            continue
+        below = math.floor(virtual)
+        gamma = virtual - below
+        a, b = ordered[below], ordered[below + 1]
+        diff = b - a
+        found.append(b - diff * (1 - gamma) if gamma >= 0.5 else a + diff * gamma)
+    return found
+
+
 def latency_stats(values: Sequence[float]) -> LatencyStats:
     """Count, mean, p50/p95/p99 and max of ``values``.
 
@@ -46,7 +73,7 @@ def latency_stats(values: Sequence[float]) -> LatencyStats:
     """
     if not values:
         return LatencyStats(count=0, avg_ms=None, p50_ms=None, p95_ms=None, p99_ms=None, max_ms=None)
-    p50, p95, p99 = (float(v) for v in np.percentile(np.asarray(values, dtype=float), [50, 95, 99]))
+    p50, p95, p99 = percentiles(values, (50, 95, 99))
     return LatencyStats(
         count=len(values),
         avg_ms=statistics.fmean(values),
