@@ -294,10 +294,10 @@ def report(result: CostResult) -> str:
         f"Where a {result.parts['today'][SMALL]['spans']}-span trace's time goes today (share of its "
         f"{whole:.1f} ms, parts alone): "
         + ", ".join(f"{name} {ms / whole:.0%}" for name, ms in sorted(small.items(), key=lambda kv: -kv[1]))
-        + ". The agent graph's metrics are NetworkX algorithms on a 21-node graph (PageRank through SciPy, "
-        "two betweenness runs, eigenvector, all-pairs paths), a few milliseconds at most each; the rest is Python "
-        "spread over many small steps (no part holds a third): a tenfold cut per trace would take rewriting the "
-        "metrics natively, which this work did not do.",
+        + ". No part holds a third: what is left is Python spread over many small steps (reading the spans "
+        "and their messages, building the agent graph, comparing messages, writing the JSON), each a few "
+        "milliseconds at most; a tenfold cut per trace would take moving the whole evaluation out of Python, "
+        "which this work did not do.",
         "",
         "What changed (every evaluation byte for byte the same, `tests/cost/test_unchanged.py`): repetition "
         "keeps what each agent said as one set instead of reading every earlier message again for each new "
@@ -311,7 +311,12 @@ def report(result: CostResult) -> str:
         "per pair, a request's steps once for every measure; canonical JSON takes the built-in types first; "
         "a batch of replays shares "
         "one event loop (and a replay's task no longer ends holding the evaluation, whose `repr` Python 3.11's "
-        "runner wrote every time). One bound was added, the only place a result can differ: repetition on "
+        "runner wrote every time) and, having no loop to keep serving, runs the evaluators on its own thread "
+        "(each hand-over to a worker thread and back cost about a millisecond); the graph metrics run on plain "
+        "lists where NetworkX's views and SciPy's setup cost more than the arithmetic (PageRank, eigenvector, "
+        "betweenness, path searches; the same floats, checked bit for bit against NetworkX), and the latency "
+        "percentiles replay NumPy's interpolation (the same floats, checked against NumPy). "
+        "One bound was added, the only place a result can differ: repetition on "
         "fingerprints (no captured text) compares a message with the 256 distinct fingerprints its agent said last "
         "(as every pairwise measure is bounded); no corpus trace has an agent with more.",
     ]
