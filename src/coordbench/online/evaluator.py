@@ -92,12 +92,12 @@ class OnlineSettings:
         settle: Seconds without new spans after which an incomplete trace is evaluated as it is.
         queue: Most traces waiting for a worker; more are skipped (and counted).
         workers: Evaluations at once, each in its own process.
-        nice: How much lower the worker processes' CPU priority is (a Unix nice increment, 0-19):
-            evaluation is background work, so on a machine short of cores ingest goes first.
         timeout: Seconds one evaluation may take; past it the worker is killed and the trace skipped.
         judge_sample: Share of traces the LLM judge sees (when one is configured).
         judge_per_minute: Most LLM judgements a minute.
         team_attribute: The root span's resource attribute that names a trace's team.
+        nice: How much lower the worker processes' CPU priority is (a Unix nice increment, 0-19):
+            evaluation is background work, so on a machine short of cores ingest goes first.
     """
 
     quiet: float
