@@ -58,13 +58,11 @@ def per_text(function: Callable[[K], T]) -> Callable[[K], T]:
         caches = _CACHES.get()
         if caches is None:
             return outside(text)
-        kept = caches.get(function)
-        if kept is None:
-            kept = caches[function] = {}
-        if text in kept:
-            return cast("T", kept[text])
-        value = kept[text] = function(text)
-        return value
+        try:
+            return cast("T", caches[function][text])  # read once already: the common case, one lookup each
+        except KeyError:
+            value = caches.setdefault(function, {})[text] = function(text)
+            return value
 
     return cached
 
