@@ -10,7 +10,7 @@ UV := $(UV_BIN)
 endif
 RUN := $(UV) run --locked
 
-.PHONY: help uv sync demo demo-llm browser prometheus test lint format typecheck pytest bench fuzz schema dashboards
+.PHONY: help uv sync demo demo-llm browser prometheus valgrind test lint format typecheck pytest bench fuzz schema dashboards
 
 help: ## Show this help
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
@@ -42,6 +42,11 @@ prometheus: ## Install Debian's prometheus (and promtool) for the dashboards' an
 	  { ($(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends prometheus >/dev/null) \
 	    || echo "prometheus could not be installed: the dashboards' Prometheus test will be skipped"; }
 
+valgrind: ## Install Debian's valgrind for the benchmarks' instruction counts, if missing
+	@command -v valgrind >/dev/null 2>&1 && command -v callgrind_annotate >/dev/null 2>&1 || \
+	  { ($(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends valgrind >/dev/null) \
+	    || echo "valgrind could not be installed: the benchmarks' instruction counts will be skipped"; }
+
 test: lint typecheck browser prometheus pytest ## Lint, type-check and run the test suite
 
 lint: sync ## ruff check + ruff format --check
@@ -71,5 +76,5 @@ FUZZ_SEED ?= 1
 fuzz: sync ## Fuzz the C OTLP scanners built with ASan/UBSan (FUZZ_COUNT protobuf, FUZZ_JSON_COUNT JSON bodies from FUZZ_SEED)
 	FUZZ_COUNT=$(FUZZ_COUNT) FUZZ_JSON_COUNT=$(FUZZ_JSON_COUNT) FUZZ_SEED=$(FUZZ_SEED) $(RUN) pytest -q -p no:cacheprovider tests/otlp/test_native_sanitized.py
 
-bench: sync ## Run the benchmarks and write docs/benchmarks.md
+bench: sync valgrind ## Run the benchmarks and write docs/benchmarks.md
 	$(RUN) python -m benchmarks.run
