@@ -17,9 +17,9 @@ def test_values_are_the_same_in_and_out_of_an_evaluation() -> None:
     assert inside == outside
     # hand-worked: the words are sketch.tokens', the trigrams their sliding windows of three
     assert words(texts[0]) == tuple(tokens(texts[0])) == ("the", "budget", "is", "40", "million", "owner", "ana")
-    assert trigrams("one two three four") == {"one two three", "two three four"}
-    assert trigrams("one two") == {"one two"} and trigrams("") == frozenset()
-    assert added_trigrams("one two three four", "one two three") == {"two three four"}
+    assert trigrams("one two three four") == {("one", "two", "three"), ("two", "three", "four")}
+    assert trigrams("one two") == {("one", "two")} and trigrams("") == frozenset()
+    assert added_trigrams("one two three four", "one two three") == {("two", "three", "four")}
 
 
 def test_each_text_is_read_once_per_evaluation_and_the_cache_goes_with_it() -> None:

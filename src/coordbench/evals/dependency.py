@@ -214,7 +214,7 @@ def _uptake(step: Step, answer: TeamCall) -> tuple[Judged, bool]:
             shared = len(common)
             if shared >= min(MIN_SHARED, len(added)) and shared >= DEPENDENCY_CONTAINMENT * min(len(added), len(said)):
                 return Judged(True, 1.0), False
-            if sum(1 for gram in common if not _FUNCTION_WORDS.issuperset(gram.split(" "))) >= QUOTED:
+            if sum(1 for gram in common if not _FUNCTION_WORDS.issuperset(gram)) >= QUOTED:
                 return Judged(True, 1.0), False  # a long thought quoting a long answer in part
         if proven_absent:
             return Judged(False, 1.0), False

@@ -66,7 +66,6 @@ __all__ = [
     "depends_on",
     "interval",
     "is_cut",
-    "is_trigram",
     "serialisation",
     "trigrams",
 ]
@@ -353,35 +352,20 @@ def _mostly_new(forwarded: TeamCall, incoming: TeamCall) -> bool:
 
 
 @per_text
-def trigrams(text: str) -> frozenset[str]:
-    """The word trigrams of ``text``, each its three words joined by a space; cached per text.
-
-    A text of fewer than three words gives its words, joined likewise. A word never holds a space
-    (:func:`~coordbench.sketch.tokens`), so two trigrams are equal exactly when their words are,
-    and a trigram never equals a shorter text's words. Strings rather than tuples of words: set
-    operations on them are about twice as fast, and the garbage collector need not visit them.
-
-    Example:
-        >>> sorted(trigrams("One two, three four")), trigrams("one two")
-        (['one two three', 'two three four'], frozenset({'one two'}))
-    """
+def trigrams(text: str) -> frozenset[tuple[str, ...]]:
+    """The word trigrams of ``text`` (its words themselves when it has fewer than three); cached per text."""
     said = words(text)
     if len(said) < 3:
-        return frozenset({" ".join(said)} if said else ())
-    return frozenset(map(" ".join, zip(said, said[1:], said[2:], strict=False)))  # the sliding windows of three
-
-
-def is_trigram(gram: str) -> bool:
-    """``gram`` (of :func:`trigrams`) holds three words: the text it came from had three or more."""
-    return gram.count(" ") == 2
+        return frozenset({said} if said else set())
+    return frozenset(zip(said, said[1:], said[2:], strict=False))  # the sliding windows of three
 
 
 @per_text
-def _added(texts: tuple[str, str]) -> frozenset[str]:
+def _added(texts: tuple[str, str]) -> frozenset[tuple[str, ...]]:
     return trigrams(texts[0]) - trigrams(texts[1])
 
 
-def added_trigrams(text: str, asked: str | None) -> frozenset[str]:
+def added_trigrams(text: str, asked: str | None) -> frozenset[tuple[str, ...]]:
     """The trigrams of ``text`` that ``asked`` lacks: what a reply brought beyond what it was asked (once per pair)."""
     return _added((text, asked or ""))
 

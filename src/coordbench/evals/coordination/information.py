@@ -21,7 +21,6 @@ from coordbench.evals.evidence import (
     TeamCall,
     TeamTrace,
     carried,
-    is_trigram,
     trigrams,
 )
 from coordbench.sketch import Estimate, containment
@@ -49,10 +48,10 @@ class _Said:
     def __init__(self, call: TeamCall, sender: str, text: str | None, printed: tuple[int, ...] | None,
                  time: int) -> None:  # fmt: skip
         self.call, self.sender, self.time = call, sender, time
-        self.grams: frozenset[str] | None = None
+        self.grams: frozenset[tuple[str, ...]] | None = None
         if text is not None:  # its word trigrams: none for a message of fewer than three words
             grams = trigrams(text)
-            self.grams = grams if not grams or is_trigram(next(iter(grams))) else frozenset[str]()
+            self.grams = grams if not grams or len(next(iter(grams))) == 3 else frozenset[tuple[str, ...]]()
         self.print = printed
 
 
@@ -144,7 +143,7 @@ def _one_way_echoes(trace: TeamTrace, found: _Content) -> None:
 
     An agent is told a message when it is sent to it, and an answer when it arrives.
     """
-    heard: dict[str, set[str]] = defaultdict(set)
+    heard: dict[str, set[tuple[str, ...]]] = defaultdict(set)
     events: list[tuple[int, int, str, TeamCall]] = []  # (time, 0 answer heard / 1 message sent, id, call)
     for c in trace.team_calls:
         if not c.ok:
@@ -183,7 +182,7 @@ class _History:
     def __init__(self) -> None:
         self.count = 0
         self.texts = True  # every earlier message had its text
-        self.grams: set[str] = set()
+        self.grams: set[tuple[str, ...]] = set()
         self.prints: dict[tuple[int, ...], None] = {}
 
     def add(self, message: _Said) -> None:
