@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from benchmarks.instructions import _functions
+from benchmarks.instructions import InstructionsResult, _functions, report
 
 # ruff: noqa: E501
 
@@ -35,3 +35,25 @@ def test_functions_named_by_source_file_or_library() -> None:
 
 def test_totals_and_headers_are_not_functions() -> None:
     assert _functions("6,580,602,091 (100.0%)  PROGRAM TOTALS\nIr  file:function\n") == {}
+
+
+def _result(where: list[tuple[str, float]]) -> InstructionsResult:
+    return InstructionsResult(
+        per_trace={"baseline": 200e6, "today": 100e6},
+        where=where,
+        coordination={"baseline": 900e6, "today": 300e6},
+        graph={"baseline": 300e6, "today": 100e6},
+    )
+
+
+def test_report_gives_the_ratios_and_says_spread_only_when_the_counts_show_it() -> None:
+    spread = report(_result([("Python/ceval.c:_PyEval_EvalFrameDefault'2", 0.25), ("dict:lookup", 0.03)]))
+    assert "| per trace of ~200 spans, batch of 20 (millions) | 200.0 | 100.0 | 2.00 |" in spread
+    assert "| coordination / graph (goal: at most 3) | 3.00 | 3.00 | |" in spread
+    assert "executes 25% of them and no other function 3.0% or more" in spread
+    one_hot_spot = report(_result([("Python/ceval.c:_PyEval_EvalFrameDefault'2", 0.25), ("re:match", 0.4)]))
+    assert "many small steps" not in one_hot_spot
+
+
+def test_without_valgrind_the_section_says_so() -> None:
+    assert "valgrind is not installed here" in report(InstructionsResult(available=False))
