@@ -2,7 +2,8 @@
 
 Wall-clock figures on this shared machine move by tens of percent between runs, so a change of a
 few percent cannot be told from them. Valgrind's callgrind counts the instructions a process
-executes: the same count on every run, however busy the machine. Each figure is the count of a
+executes, however busy the machine: the same count on every run for code on one thread (the hash
+seed fixed), while threads that hand work to each other add waits that vary. Each figure is the count of a
 process that evaluates some traces, less the count of the same process evaluating none (imports,
 trace generation and warm-up are in both), on today's code and on the baseline's
 (:data:`benchmarks.cost.BASELINE`), with where today's instructions go (the C functions of the
@@ -125,8 +126,9 @@ def _counted(tree: str, src: Path, args: Sequence[str], folder: Path, *, detail:
     """The instructions ``python -m benchmarks.instructions ARGS`` executes on the tree ``src``."""
     valgrind = shutil.which("valgrind") or "valgrind"
     out = folder / f"callgrind.{tree}.{'-'.join(args)}"
+    env = {**_env(src), "PYTHONHASHSEED": "0"}  # the same set and dict orders, so the same work, every run
     subprocess.run([valgrind, "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, "-m",
-                    "benchmarks.instructions", *args], cwd=ROOT, env=_env(src), check=True,
+                    "benchmarks.instructions", *args], cwd=ROOT, env=env, check=True,
                    capture_output=True)  # fmt: skip
     total = next(int(line.split()[1]) for line in out.read_text().splitlines() if line.startswith("summary:"))
     if not detail:
@@ -188,9 +190,11 @@ def report(result: InstructionsResult) -> str:
     cb, ct = result.coordination["baseline"], result.coordination["today"]
     gb, gt = result.graph["baseline"], result.graph["today"]
     lines += [
-        "Instructions counted by valgrind's callgrind (the same count on every run, however busy the "
-        f"machine): a process evaluating some traces less the same process evaluating none; today's code "
-        f"against the baseline (commit `{BASELINE}`).",
+        "Instructions counted by valgrind's callgrind, however busy the machine: a process evaluating some "
+        f"traces less the same process evaluating none; today's code against the baseline (commit "
+        f"`{BASELINE}`). Today's batch runs on one thread and counts the same on every run; the baseline "
+        "hands each evaluator to a worker thread and back, and the waits between them make its count move "
+        "from run to run (247 and 276 million a trace in two runs of 2026-11-29).",
         "",
         "| | baseline | today | baseline / today |",
         "|---|---:|---:|---:|",
