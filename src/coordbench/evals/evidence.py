@@ -116,6 +116,7 @@ class TeamCall:
             serving it (a reply sent as a call of its own).
         reply_print: The answer's fingerprint, likewise.
         one_way: The response carried no text: the message is one way.
+        id: The client span id (``call.span_id``), set once: comparisons read it millions of times.
     """
 
     call: Call
@@ -133,7 +134,6 @@ class TeamCall:
     reply_print: tuple[int, ...] | None = None
     one_way: bool = False
     id: str = field(init=False)
-    """The client span id (``call.span_id``; a field, not a property: comparisons read it millions of times)."""
 
     def __post_init__(self) -> None:
         self.id = self.call.span_id
