@@ -53,10 +53,23 @@ ROUNDS = 5
 # --- measurements (run in a child process, on whichever source tree PYTHONPATH names) ---------------
 
 
-def _batch_traces() -> list[Any]:
+def _batch_traces(count: int = BATCH) -> list[Any]:
     from benchmarks.evaluation import synthetic_trace
 
-    return [synthetic_trace(BATCH_SPANS, seed=1_000 + k, content=True) for k in range(BATCH)]
+    return [synthetic_trace(BATCH_SPANS, seed=1_000 + k, content=True) for k in range(count)]
+
+
+def _replay_batch(traces: Sequence[Any], judge: Any) -> None:
+    """Each trace replayed whole to its JSON, as ``coordbench evaluate`` does, on whichever tree is imported."""
+    from coordbench.evals import replay as replaying
+
+    if hasattr(replaying, "Replays"):  # today's batch path: one event loop for the batch
+        with replaying.Replays() as replays:  # pyright: ignore[reportAttributeAccessIssue]
+            for spans in traces:
+                replays.run(spans[0].trace_id, spans, judge=judge).to_json()
+    else:  # the baseline's: an event loop per trace
+        for spans in traces:
+            replaying.replay_sync(spans[0].trace_id, spans, judge=judge).to_json()
 
 
 def _measure_batch() -> dict[str, Any]:
@@ -70,13 +83,7 @@ def _measure_batch() -> dict[str, Any]:
     for spans in traces[:5]:  # imports and caches warmed
         replaying.replay_sync(spans[0].trace_id, spans, judge=judge).to_json()
     started = time.perf_counter()
-    if hasattr(replaying, "Replays"):  # today's batch path: one event loop for the batch
-        with replaying.Replays() as replays:  # pyright: ignore[reportAttributeAccessIssue]
-            for spans in traces:
-                replays.run(spans[0].trace_id, spans, judge=judge).to_json()
-    else:  # the baseline's: an event loop per trace
-        for spans in traces:
-            replaying.replay_sync(spans[0].trace_id, spans, judge=judge).to_json()
+    _replay_batch(traces, judge)
     return {"ms_per_trace": (time.perf_counter() - started) / len(traces) * 1e3}
 
 

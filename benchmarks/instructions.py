@@ -46,24 +46,17 @@ _INTERPRETER = "_PyEval_EvalFrameDefault"
 
 
 def _batch(count: int) -> None:
-    from benchmarks.cost import BATCH_SPANS
-    from benchmarks.evaluation import synthetic_trace
+    from benchmarks.cost import _batch_traces, _replay_batch
     from coordbench.evals import replay as replaying
     from coordbench.evals.config import JudgeConfig
     from coordbench.server.app import tune_gc_for_ingest
 
     tune_gc_for_ingest()
-    traces = [synthetic_trace(BATCH_SPANS, seed=1_000 + k, content=True) for k in range(TRACES)]  # cost's first
+    traces = _batch_traces(TRACES)  # the cost batch's first
     judge = JudgeConfig()
     for spans in traces[:2]:  # imports and caches warmed, in the process that evaluates none too
         replaying.replay_sync(spans[0].trace_id, spans, judge=judge).to_json()
-    if hasattr(replaying, "Replays"):  # today's batch path: one event loop for the batch
-        with replaying.Replays() as replays:  # pyright: ignore[reportAttributeAccessIssue]
-            for spans in traces[:count]:
-                replays.run(spans[0].trace_id, spans, judge=judge).to_json()
-    else:  # the baseline's: an event loop per trace
-        for spans in traces[:count]:
-            replaying.replay_sync(spans[0].trace_id, spans, judge=judge).to_json()
+    _replay_batch(traces[:count], judge)
 
 
 def _evaluators(size: int, skipped: Sequence[str]) -> None:
@@ -192,10 +185,9 @@ def report(result: InstructionsResult) -> str:
     lines += [
         "Instructions counted by valgrind's callgrind, however busy the machine: a process evaluating some "
         f"traces less the same process evaluating none; today's code against the baseline (commit "
-        f"`{BASELINE}`). Today's batch runs on one thread: its count moves by under 1% between runs "
-        "(144.8-146.7 million a trace in four runs of 2026-11-29, over two versions of the code); the baseline "
-        "hands each evaluator to a worker thread and back, and the waits between them make its count move more "
-        "(247 and 276 million).",
+        f"`{BASELINE}`). Today's batch runs on one thread, so its count barely moves between runs; the "
+        "baseline hands each evaluator to a worker thread and back, and the waits between them make its count "
+        "move from run to run (by about a tenth on this machine).",
         "",
         "| | baseline | today | baseline / today |",
         "|---|---:|---:|---:|",
