@@ -9,7 +9,7 @@ from rich.console import Console
 from coordbench.cli.output import fail
 from coordbench.cli.serve import BACKEND_OPTIONS, SettingOption, serve, with_setting_options
 from coordbench.errors import ConfigurationError
-from coordbench.green.server import GreenSettings
+from coordbench.green.settings import GreenSettings
 
 __all__ = ["green"]
 

@@ -18,7 +18,8 @@ if TYPE_CHECKING:
         RequestError,
         parse_request,
     )
-    from coordbench.green.server import DEFAULT_NAME, GreenSettings, create_green_app, load_green_settings
+    from coordbench.green.server import create_green_app
+    from coordbench.green.settings import DEFAULT_NAME, GreenSettings, load_green_settings
 
 __all__ = [
     "DEFAULT_NAME",
@@ -42,9 +43,9 @@ __getattr__ = lazy_exports(
         "AssessmentRequest": "request",
         "RequestError": "request",
         "parse_request": "request",
-        "DEFAULT_NAME": "server",
-        "GreenSettings": "server",
+        "DEFAULT_NAME": "settings",
+        "GreenSettings": "settings",
         "create_green_app": "server",
-        "load_green_settings": "server",
+        "load_green_settings": "settings",
     },
 )

@@ -22,7 +22,6 @@ import json
 import logging
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -30,7 +29,6 @@ from a2a.types import AgentSkill
 from fastapi import FastAPI, HTTPException, Response
 from fastapi.responses import HTMLResponse
 from opentelemetry.sdk.trace.export import SpanExporter
-from pydantic import Field, SecretStr
 
 from coordbench import __version__
 from coordbench.a2a import a2a_routes, build_agent_card
@@ -39,9 +37,9 @@ from coordbench.green.executor import GreenExecutor
 from coordbench.green.registry import PeerRegistry, Registration
 from coordbench.green.reports import ReportShelf
 from coordbench.green.request import SAMPLE_REQUEST
+from coordbench.green.settings import DEFAULT_NAME, GreenSettings, load_green_settings
 from coordbench.green.tracing import AssessorTracing
 from coordbench.server.app import backend_app, build_store, serve_store
-from coordbench.settings import Settings, load_settings
 from coordbench.store import SpanStore
 from coordbench.telemetry import otlp_endpoint, requested_exporters
 
@@ -49,47 +47,9 @@ __all__ = ["DEFAULT_NAME", "GreenSettings", "create_green_app", "load_green_sett
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_NAME = "coordbench-green"
 _OPEN_PATHS = frozenset({"/healthz", "/.well-known/agent-card.json"})
 """What a token does not guard besides the A2A messages: the agent card (the AgentBeats client sends no token)
 and the health check."""
-
-
-class GreenSettings(Settings):
-    """Assessor settings (``COORDBENCH_*``); the trace backend's settings plus these."""
-
-    port: int = Field(9009, ge=0, le=65535, description="Port for A2A, OTLP/HTTP and the other routes.")
-    token: SecretStr | None = Field(
-        None,
-        description=(
-            "Require 'Authorization: Bearer <token>' on every route but the A2A ones (the agent card, and "
-            "JSON-RPC and REST messages: the AgentBeats client sends no token) and /healthz. An empty value is "
-            "refused: leave it unset to run without authentication."
-        ),
-    )
-    grpc_port: int | None = Field(None, ge=0, le=65535, description="OTLP/gRPC port (default: off).")
-    name: str = Field(DEFAULT_NAME, min_length=1, max_length=200, description="The assessor's agent name.")
-    card_url: str | None = Field(None, description="URL the agent card advertises (default http://host:port/).")
-    output_dir: Path | None = Field(Path("output"), description="Where results.json is written.")
-    heartbeat: float = Field(20.0, gt=0, le=30, description="Seconds between 'working' updates at most.")
-    capture_content: bool = Field(True, description="Record the assessor's own messages on its spans.")
-    trace_self: bool = Field(True, description="Instrument A2A in this process and keep the assessor's spans.")
-    export_self: bool = Field(
-        True,
-        description=(
-            "Also export the assessor's own spans where the OTEL_* variables say (Jaeger, a collector); never "
-            "to this assessor itself, which keeps them already."
-        ),
-    )
-
-
-def load_green_settings(**overrides: Any) -> GreenSettings:
-    """Settings from ``COORDBENCH_*`` and explicit ``overrides`` (``None`` ignored).
-
-    Raises:
-        ConfigurationError: If a value is invalid (the message names the variable).
-    """
-    return load_settings(GreenSettings, **overrides)
 
 
 def _skill() -> AgentSkill:
