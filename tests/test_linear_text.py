@@ -72,10 +72,12 @@ def _cpu(function: Callable[[str], object], text: str) -> float:
 
     A collection walks every object the process holds (in a test worker, everything earlier tests
     loaded), and the larger text's allocations set off more of them: their cost is the worker's
-    heap, not the function's work, and it pushed a linear function past the bound.
+    heap, not the function's work, and it pushed a linear function past the bound. For the same
+    reason none is forced before: a full collection in a worker that has loaded the model
+    frameworks takes about a third of a second, which, twice for each of these 182 cases, was
+    most of this file's time in the suite.
     """
     best = float("inf")
-    gc.collect()
     gc.disable()
     try:
         for _ in range(3):
