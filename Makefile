@@ -61,7 +61,7 @@ typecheck: sync ## pyright (strict on src/)
 	$(RUN) pyright
 
 PYTEST_WORKERS ?= 2
-pytest: sync ## Run the tests (on PYTEST_WORKERS processes, a test file per worker at a time, the local model's tests on one; 0 runs them in this one)
+pytest: sync ## Run the tests (on PYTEST_WORKERS processes, a test file per worker at a time, the local model's tests on one, the longest first; 0 runs them in this one)
 	$(RUN) pytest $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder)
 
 schema: sync ## Write docs/results.schema.json (the results contract's JSON Schema) from the models
