@@ -48,6 +48,8 @@ SMALL = BATCH_SPANS
 HOSTILE_SPANS = 100_000
 HOSTILE = ("self_calls", "one_root", "same_text")
 ROUNDS = 5
+PLOT = ROOT / "docs" / "images" / "cost-scaling.svg"
+"""Where :func:`run` draws each part's time against the spans (``benchmarks.scaling_plot``)."""
 
 
 # --- measurements (run in a child process, on whichever source tree PYTHONPATH names) ---------------
@@ -245,7 +247,17 @@ def run() -> CostResult:
         for shape in HOSTILE:
             print(f"  hostile {shape}", flush=True)
             result.hostile[shape] = _in(trees["today"], "hostile", shape)
+    PLOT.parent.mkdir(parents=True, exist_ok=True)
+    PLOT.write_text(plot(result), encoding="utf-8")
     return result
+
+
+def plot(result: CostResult) -> str:
+    """The per-part figures as :mod:`benchmarks.scaling_plot`'s picture (baseline beside today)."""
+    from benchmarks.scaling_plot import scaling_svg
+
+    trees = {tree: {size: figures["ms"] for size, figures in by_size.items()} for tree, by_size in result.parts.items()}
+    return scaling_svg(trees, list(result.parts["today"][SIZES[0]]["ms"]))
 
 
 def _ratio(a: float, b: float) -> str:
@@ -326,6 +338,13 @@ def report(result: CostResult) -> str:
         "One bound was added, the only place a result can differ: repetition on "
         "fingerprints (no captured text) compares a message with the 256 distinct fingerprints its agent said last "
         "(as every pairwise measure is bounded); no corpus trace has an agent with more.",
+    ]
+    lines += [
+        "",
+        "Each part's time against the trace's spans, baseline beside today (log-log; the dashed line grows as the "
+        "spans do, so a part steeper than it grows faster):",
+        "",
+        f"![Each part's time against the spans, baseline and today](images/{PLOT.name})",
     ]
     lines += ["", "Scaling, today (10,000 spans over 1,000; 100,000 over 10,000) and the goals:", ""]
     lines += ["| part | 10k / 1k | 100k / 10k |", "|---|---:|---:|"]
