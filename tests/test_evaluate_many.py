@@ -143,3 +143,25 @@ def test_a_broken_line_is_named(tmp_path: Path) -> None:
     result = _run(str(path))
     assert result.returncode == 2
     assert "line 2" in result.stderr
+
+
+def test_evaluating_tunes_the_collector_as_the_servers_do(tmp_path: Path) -> None:
+    # every full collection walks the spans read and the evaluation's objects; the servers already
+    # collect less often, and so does this command (the result cannot change: collection frees, never computes)
+    import gc
+
+    from typer.testing import CliRunner
+
+    from coordbench.cli import app
+    from coordbench.gcpolicy import THRESHOLDS
+
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps(export_request_json(next(iter(TRACES.values())))))
+    before = gc.get_threshold()
+    gc.set_threshold(700, 10, 10)  # CPython's defaults, whatever an earlier test in this worker chose
+    try:
+        result = CliRunner().invoke(app, ["evaluate", str(path)])
+        assert result.exit_code == 0, result.output
+        assert gc.get_threshold() == THRESHOLDS
+    finally:
+        gc.set_threshold(*before)

@@ -83,6 +83,8 @@ def _evaluate_all(
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from coordbench.gcpolicy import tune_gc
+
     done: dict[str, TraceEvaluation] = {}
     columns = (TextColumn("evaluating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=True, disable=len(traces) < 2) as progress:
@@ -96,7 +98,7 @@ def _evaluate_all(
                     progress.advance(task)
         else:
             # spawned workers: this process runs threads (the progress bar), which a fork would copy half-way
-            with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
+            with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"), initializer=tune_gc) as pool:
                 futures: dict[Future[TraceEvaluation], str] = {
                     pool.submit(_evaluate_one, trace_id, spans, config, agents): trace_id
                     for trace_id, spans in traces.items()
@@ -163,6 +165,9 @@ def evaluate(
                 "ROLE=URL is how assess names participants",
                 console=console,
             )
+    from coordbench.gcpolicy import tune_gc
+
+    tune_gc()  # the spans read and the evaluations' objects: collections over them cost about a tenth
     try:
         chosen = _config(config)
         if trace_file is not None:

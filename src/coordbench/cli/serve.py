@@ -209,7 +209,7 @@ def serve(
     Raises:
         typer.Exit: 2 if a port is taken or the app cannot be built.
     """
-    from coordbench.server.app import tune_gc_for_ingest
+    from coordbench.gcpolicy import tune_gc
 
     host, port = settings.host, settings.port
     other_ports = [] if settings.grpc_port is None else [("OTLP/gRPC", settings.grpc_port)]
@@ -221,7 +221,7 @@ def serve(
         app = build_app()
     except CoordbenchError as exc:
         fail(exc.message, console=console)
-    tune_gc_for_ingest()
+    tune_gc()
     console.print(banner(), soft_wrap=True)  # one line: a URL in it stays whole for copy and paste
     import uvicorn
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import socket
 from collections.abc import AsyncGenerator, Callable
@@ -17,6 +16,7 @@ from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoin
 
 from coordbench import __version__
 from coordbench.errors import StepFormatError
+from coordbench.gcpolicy import tune_gc as tune_gc_for_ingest
 from coordbench.meters import BackendMeters, meters_of
 from coordbench.meters import router as metrics_router
 from coordbench.otlp import CODECS, encoded_span, native
@@ -53,18 +53,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 OPEN_PATHS = frozenset({"/healthz"})
-
-
-def tune_gc_for_ingest() -> None:
-    """Make the cyclic garbage collector run less often in a process that ingests spans.
-
-    A store holding 10^5-10^6 spans keeps that many long-lived objects, and every full
-    collection walks all of them while decoding allocates fast; with CPython's default
-    thresholds (700, 10, 10) JSON ingest ran at about half the rate and protobuf ingest lost
-    a sizeable share (``docs/benchmarks.md``, receiver ingest). Called by the server commands, never on import: it is a
-    process-wide choice for a process whose job is ingest.
-    """
-    gc.set_threshold(50_000, 50, 100)
 
 
 def build_store(settings: Settings) -> SpanStore:
