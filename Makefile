@@ -61,8 +61,8 @@ typecheck: sync ## pyright (strict on src/)
 	$(RUN) pyright
 
 PYTEST_WORKERS ?= 2
-pytest: sync ## Run the tests (on PYTEST_WORKERS processes, a test file per worker at a time, the local model's tests on one, the longest first; 0 runs them in this one)
-	$(RUN) pytest $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder)
+pytest: sync ## Run the tests (on PYTEST_WORKERS processes, a test file per worker at a time, the local model's tests on one; 0 runs them in this one)
+	$(RUN) pytest $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --dist loadgroup)
 
 schema: sync ## Write docs/results.schema.json (the results contract's JSON Schema) from the models
 	$(RUN) python -c "from coordbench.results.document import schema_text; print(schema_text(), end='')" > docs/results.schema.json

@@ -40,26 +40,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     The model server has one slot and takes two cores' worth of CPU while it thinks: two workers each
     starting their own (a session fixture per worker) ran both at once and slowed every test on the
     machine. In one group, one worker runs the model tests one after another on one server.
-
-    The groups are ordered longest first: the model's (several minutes), then the files with a
-    ``slow`` test, then the rest, so the last groups to run are short and both workers end together.
     """
-    rank: dict[str, int] = {}  # group -> when it starts: 0 the model's, 1 a file with a slow test, 2 the rest
-    group_of: dict[int, str] = {}
     for item in items:
-        marker = item.get_closest_marker("xdist_group")
-        if marker is None:
-            needs_model = item.get_closest_marker("llm") is not None or "local_llm" in getattr(item, "fixturenames", ())
-            decorator = pytest.mark.xdist_group(LOCAL_MODEL_GROUP if needs_model else item.nodeid.split("::")[0])
-            item.add_marker(decorator)
-            marker = decorator.mark
-        group = group_of[id(item)] = str(marker.args[0] if marker.args else marker.kwargs.get("name", ""))
-        mine = 0 if group == LOCAL_MODEL_GROUP else 1 if item.get_closest_marker("slow") is not None else 2
-        rank[group] = min(mine, rank.get(group, mine))
-    # The longest groups first (the Makefile turns off xdist's reordering by test count): a worker that
-    # takes a long group last leaves the other idle to the end. Tests keep their order within a group.
-    position = {id(item): (rank[group_of[id(item)]], n) for n, item in enumerate(items)}
-    items.sort(key=lambda item: position[id(item)])
+        if item.get_closest_marker("xdist_group") is not None:
+            continue
+        needs_model = item.get_closest_marker("llm") is not None or "local_llm" in getattr(item, "fixturenames", ())
+        item.add_marker(pytest.mark.xdist_group(LOCAL_MODEL_GROUP if needs_model else item.nodeid.split("::")[0]))
 
 
 @pytest.fixture(scope="module", autouse=True)
