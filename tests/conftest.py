@@ -66,6 +66,15 @@ def _collect_garbage_after_each_file() -> Iterator[None]:
     gc.freeze()
 
 
+def pytest_sessionfinish() -> None:
+    """Unfreeze at the end, so the interpreter's last collection frees all of it.
+
+    Frozen objects are never collected, not even as the interpreter exits, and extension types
+    that count their live objects at exit (duckdb's, through nanobind) would report them leaked.
+    """
+    gc.unfreeze()
+
+
 @pytest.fixture
 def start_agent() -> Iterator[StartAgent]:
     """Start a relay agent on a random loopback port: ``start_agent("B", next_url=..., behaviour=...)`` → URL."""
