@@ -144,7 +144,7 @@ def test_every_panel_and_rule_returns_labelled_series_and_a_slipping_team_alerts
         )
         return bool(total) and float(total[0]["value"][1]) == evaluated and bool(rejected) and bool(flood)
 
-    until(scraped_all, "Prometheus scraped every evaluation, the rejection twice")
+    until(scraped_all, "Prometheus scraped every evaluation, the rejection and the flood team twice")
 
     for panel in dashboard.PANELS:
         for expr, _legend in panel.exprs:
