@@ -14,6 +14,7 @@ from coordbench import jsontext
 from coordbench.cli.output import check_writable, fail, write_text
 from coordbench.cli.serve import ReceiverOption, TraceStoreOption
 from coordbench.errors import CoordbenchError
+from coordbench.gcpolicy import tune_gc
 
 if TYPE_CHECKING:
     from coordbench.evals.assessment_config import AssessmentConfig
@@ -82,8 +83,6 @@ def _evaluate_all(
     from multiprocessing import get_context
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from coordbench.gcpolicy import tune_gc
 
     done: dict[str, TraceEvaluation] = {}
     columns = (TextColumn("evaluating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
@@ -165,8 +164,6 @@ def evaluate(
                 "ROLE=URL is how assess names participants",
                 console=console,
             )
-    from coordbench.gcpolicy import tune_gc
-
     tune_gc()  # the spans read and the evaluations' objects: collections over them cost about a tenth
     try:
         chosen = _config(config)
