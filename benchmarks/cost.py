@@ -94,6 +94,7 @@ def _measure_parts(size: int) -> dict[str, Any]:
     from coordbench.evals import EvalConfig, EvalContext, EvalPipeline, EvalScenario, JudgeConfig
     from coordbench.evals.evaluation import EvaluatorResults, ScenarioEvaluation
     from coordbench.evals.scoring import combine
+    from coordbench.graph import evaluate_graph
     from coordbench.server.app import tune_gc_for_ingest
 
     tune_gc_for_ingest()
@@ -130,9 +131,17 @@ def _measure_parts(size: int) -> dict[str, Any]:
         evaluation.to_json()
         timed("json", started)
 
+    tier: list[float] = []
     for _ in range(rounds):
         asyncio.run(once())
-    return {"spans": len(spans), "ms": {name: statistics.median(t) for name, t in parts.items()}}
+        started = time.perf_counter()  # the graph tier, as the cost issue counts it: the spans to graph metrics
+        evaluate_graph(spans, hosts=["host"]).to_json()
+        tier.append((time.perf_counter() - started) * 1e3)
+    return {
+        "spans": len(spans),
+        "ms": {name: statistics.median(t) for name, t in parts.items()},
+        "graph_tier_ms": statistics.median(tier),
+    }
 
 
 def _peak_mb() -> float:
@@ -354,13 +363,26 @@ def report(result: CostResult) -> str:
             ms = result.parts["today"][size]["ms"]
             values.append(sum(ms.values()) if name == "total" else ms.get(name, 0.0))
         lines.append(f"| {name} | {_ratio(values[1], values[0])} | {_ratio(values[2], values[1])} |")
-    for size in SIZES[1:]:
-        ms = result.parts["today"][size]["ms"]
-        base_ms = result.parts["baseline"][size]["ms"]
-        lines.append("")
+    lines += [
+        "",
+        "The coordination evaluator against the graph tier on the same trace (goal: at most 3 times). The issue "
+        "counts the graph tier as `evaluate_graph`: spans to graph metrics and their JSON (122 ms at 10,000 spans "
+        "when it was filed), timed here in the same process as the parts. The graph evaluator alone (the *graph* "
+        "part above: the metrics on a context already built) is the stricter comparison, also shown:",
+        "",
+        "| spans | coordination (ms) | graph tier, `evaluate_graph` (ms) | coordination / graph tier | "
+        "baseline: coordination / graph tier | coordination / graph evaluator | "
+        "baseline: coordination / graph evaluator |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for size in SIZES:
+        today_parts, base_parts = result.parts["today"][size], result.parts["baseline"][size]
+        ms, base_ms = today_parts["ms"], base_parts["ms"]
         lines.append(
-            f"At {size:,} spans the coordination evaluator takes {_ratio(ms['coordination'], ms['graph'])} times the "
-            f"graph tier (goal: at most 3; baseline {_ratio(base_ms['coordination'], base_ms['graph'])})."
+            f"| {size:,} | {ms['coordination']:,.1f} | {today_parts['graph_tier_ms']:,.1f} | "
+            f"{_ratio(ms['coordination'], today_parts['graph_tier_ms'])} | "
+            f"{_ratio(base_ms['coordination'], base_parts['graph_tier_ms'])} | "
+            f"{_ratio(ms['coordination'], ms['graph'])} | {_ratio(base_ms['coordination'], base_ms['graph'])} |"
         )
     totals = [sum(result.parts["today"][s]["ms"].values()) for s in SIZES]
     lines += [

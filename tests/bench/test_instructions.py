@@ -43,13 +43,17 @@ def _result(where: list[tuple[str, float]]) -> InstructionsResult:
         where=where,
         coordination={"baseline": 900e6, "today": 300e6},
         graph={"baseline": 300e6, "today": 100e6},
+        tier={"baseline": 600e6, "today": 125e6},
     )
 
 
 def test_report_gives_the_ratios_and_says_spread_only_when_the_counts_show_it() -> None:
     spread = report(_result([("Python/ceval.c:_PyEval_EvalFrameDefault'2", 0.25), ("dict:lookup", 0.03)]))
     assert "| per trace of ~200 spans, batch of 20 (millions) | 200.0 | 100.0 | 2.00 |" in spread
-    assert "| coordination / graph (goal: at most 3) | 3.00 | 3.00 | |" in spread
+    assert "| coordination / graph evaluator | 3.00 | 3.00 | |" in spread
+    # the graph tier as the cost issue counts it (evaluate_graph): 900 / 600 and 300 / 125
+    assert "| graph tier, `evaluate_graph` on the same trace (millions) | 600 | 125 | 4.80 |" in spread
+    assert "| coordination / graph tier (goal: at most 3) | 1.50 | 2.40 | |" in spread
     assert "executes 25% of them and no other function 3.0% or more" in spread
     one_hot_spot = report(_result([("Python/ceval.c:_PyEval_EvalFrameDefault'2", 0.25), ("re:match", 0.4)]))
     assert "many small steps" not in one_hot_spot

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import sys
 from collections.abc import Callable, Generator, Hashable
 from contextvars import ContextVar
 from typing import TypeVar, cast
@@ -69,5 +70,10 @@ def per_text(function: Callable[[K], T]) -> Callable[[K], T]:
 
 @per_text
 def words(text: str) -> tuple[str, ...]:
-    """The :func:`~coordbench.sketch.tokens` of ``text``, read once per evaluation for every measure."""
-    return tuple(tokens(text))
+    """The :func:`~coordbench.sketch.tokens` of ``text``, read once per evaluation for every measure.
+
+    Each word is interned: a word said in many messages is one string, so the word trigrams of
+    two messages compare by identity (no string's characters read) and a trace's vocabulary is
+    held once, however many messages repeat it.
+    """
+    return tuple(map(sys.intern, tokens(text)))

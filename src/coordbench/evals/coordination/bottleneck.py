@@ -92,11 +92,12 @@ def _queued(a: TeamCall, b: TeamCall) -> bool:
     return 0 <= gap <= OVERLAP_SLACK * shorter
 
 
-def _queueing(trace: TeamTrace, hub: str) -> tuple[int, float, list[TeamCall]]:
-    """Concurrent requests to the hub from different requests, and the share it served one after the other."""
-    incoming = sorted(
-        (c for c in trace.calls if c.call.callee == hub and c.server is not None and c.ok), key=call_order
-    )
+def _queueing(into: list[TeamCall]) -> tuple[int, float, list[TeamCall]]:
+    """Concurrent requests to the hub from different requests, and the share it served one after the other.
+
+    ``into``: every call to the hub, by start time.
+    """
+    incoming = [c for c in into if c.server is not None and c.ok]
     count, serial = 0, 0.0
     behind: list[TeamCall] = []
     # each call is compared with the up to COMPARED calls before it that were still open when it began: a
@@ -128,6 +129,11 @@ def bottleneck_part(trace: TeamTrace, hubs: list[str]) -> Part:
             value=1.0, weight=weight, figures=figures, formula="1: no agent delegated to or served two or more agents"
         )
     failed_all = [c for c in trace.calls if not c.ok]
+    to_hub: dict[str, list[TeamCall]] = {hub: [] for hub in hubs}
+    for c in trace.calls:  # by start time: one pass for every hub
+        calls = to_hub.get(c.call.callee)
+        if calls is not None:
+            calls.append(c)
     worst, worst_hub = 0.0, ""
     fired: set[str] = set()
     evidence: list[str] = []
@@ -135,7 +141,7 @@ def bottleneck_part(trace: TeamTrace, hubs: list[str]) -> Part:
     behind: list[TeamCall] = []
     for hub in hubs:
         penalties: list[float] = []
-        queued_pairs, queued, queued_calls = _queueing(trace, hub)
+        queued_pairs, queued, queued_calls = _queueing(sorted(to_hub[hub], key=call_order))
         figures[f"{hub}.queued"] = queued
         if floored(queued) > 0:
             penalties.append(floored(queued))
@@ -145,7 +151,7 @@ def bottleneck_part(trace: TeamTrace, hubs: list[str]) -> Part:
                 f"{NOISE_FLOOR} noise floor)"
             )
             behind += queued_calls
-        into = [c for c in trace.calls if c.call.callee == hub and (not c.ok or c.duplicate_of is None)]
+        into = [c for c in to_hub[hub] if not c.ok or c.duplicate_of is None]
         failed_into = [c for c in into if not c.ok]
         if len(failed_into) >= 2:
             penalties.append(len(failed_into) / len(into))
