@@ -1,4 +1,7 @@
-"""Build hook: compile the optional C extensions ``coordbench.otlp._scan`` and ``_jsonscan`` (OTLP ingest).
+"""Build hook: compile the optional C extensions (OTLP ingest's scanners, the canonical JSON writer).
+
+``coordbench.otlp._scan`` and ``_jsonscan`` read OTLP requests; ``coordbench.graph.metrics._canonical``
+writes the canonical JSON of every evaluation.
 
 Each extension is one C file with no dependency beyond CPython's headers, so it is compiled
 with the interpreter's own compiler settings (``sysconfig``) rather than through setuptools.
@@ -23,11 +26,15 @@ from typing import Any
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
-SOURCES = (Path("src/coordbench/otlp/_scan.c"), Path("src/coordbench/otlp/_jsonscan.c"))
+SOURCES = (
+    Path("src/coordbench/otlp/_scan.c"),
+    Path("src/coordbench/otlp/_jsonscan.c"),
+    Path("src/coordbench/graph/metrics/_canonical.c"),
+)
 
 
 class NativeBuildHook(BuildHookInterface):  # type: ignore[type-arg]
-    """Compiles each of :data:`SOURCES` into ``src/coordbench/otlp/<name><EXT_SUFFIX>`` (wheels, editable installs)."""
+    """Compiles each of :data:`SOURCES` into ``<its folder>/<name><EXT_SUFFIX>`` (wheels, editable installs)."""
 
     PLUGIN_NAME = "custom"
 
@@ -53,7 +60,7 @@ class NativeBuildHook(BuildHookInterface):  # type: ignore[type-arg]
                 continue
             built = True
             if version != "editable":
-                build_data["force_include"][str(target)] = f"coordbench/otlp/{target.name}"
+                build_data["force_include"][str(target)] = target.relative_to(Path(self.root) / "src").as_posix()
         if built:
             build_data["pure_python"] = False
             build_data["infer_tag"] = True

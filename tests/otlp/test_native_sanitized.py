@@ -1,4 +1,4 @@
-"""The native scanners built with AddressSanitizer and UndefinedBehaviorSanitizer, then fuzzed.
+"""The native extensions built with AddressSanitizer and UndefinedBehaviorSanitizer, then fuzzed.
 
 ``coordbench.otlp._scan`` (and ``_jsonscan``, for OTLP/JSON) reads untrusted network bytes in C,
 so an out-of-bounds read or an overflowing length computation would be a crash or a leak of
@@ -11,8 +11,11 @@ extension, run the same way, shows that this setup does catch a read one byte pa
 body handed over like that: without it a clean run would prove nothing.
 
 ``_jsonscan.c`` is built and run the same way with :mod:`support.fuzz_json`, against the
-Python decoder. ``make fuzz`` runs both campaigns longer (``FUZZ_COUNT`` and ``FUZZ_JSON_COUNT``
-bodies, ``FUZZ_SEED``).
+Python decoder, and ``coordbench.graph.metrics._canonical`` (the canonical JSON writer, which
+reads whatever an evaluation holds, a participant's text included) with
+:mod:`support.fuzz_canonical`, against the Python writer. ``make fuzz`` runs the three campaigns
+longer (``FUZZ_COUNT`` and ``FUZZ_JSON_COUNT`` bodies, ``FUZZ_CANONICAL_COUNT`` values,
+``FUZZ_SEED``).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import pytest
 
 SOURCE = Path(__file__).resolve().parents[2] / "src" / "coordbench" / "otlp" / "_scan.c"
 JSON_SOURCE = SOURCE.with_name("_jsonscan.c")
+CANONICAL_SOURCE = SOURCE.parents[1] / "graph" / "metrics" / "_canonical.c"
 TESTS = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.slow
@@ -155,3 +159,17 @@ def test_fuzzed_json_bodies_under_the_sanitizers(sanitizer_env: dict[str, str], 
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["extension"] == str(target)  # the sanitized build ran, not the installed one
     assert min(report["counts"].values()) >= 50, report  # every outcome was exercised, taken bodies included
+
+
+def test_fuzzed_values_through_the_canonical_writer_under_the_sanitizers(
+    sanitizer_env: dict[str, str], tmp_path: Path
+) -> None:
+    target = tmp_path / f"_canonical{sysconfig.get_config_var('EXT_SUFFIX')}"
+    _build(CANONICAL_SOURCE, target)
+    seed, count = os.environ.get("FUZZ_SEED", "1"), os.environ.get("FUZZ_CANONICAL_COUNT", "4000")
+    argv = ["-m", "support.fuzz_canonical", "--extension", str(target), "--seed", seed, "--count", count]
+    done = _run(sanitizer_env, *argv, timeout=120 + int(count) / 50)  # ~3 ms a value here: generous
+    assert done.returncode == 0, done.stderr[-4000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["extension"] == str(target)  # the sanitized build ran, not the installed one
+    assert min(report["counts"].values()) >= 50, report  # written, handed back and raised all exercised

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from coordbench.envflags import env_flag
 from coordbench.graph.metrics.detections import Classification, Detections, Label, Thresholds
 from coordbench.graph.metrics.topology import Topology
 
@@ -54,6 +55,26 @@ def _canonical(value: Any) -> Any:
     return value
 
 
+def _load_native() -> Callable[[Any], str | None] | None:
+    """The C writer (``_canonical.c``), unless it was not built or ``COORDBENCH_NATIVE=0`` turns it off."""
+    if not env_flag("COORDBENCH_NATIVE", True):
+        return None
+    try:
+        from coordbench.graph.metrics import _canonical as native
+    except ImportError:
+        return None
+    return native.canonical_json
+
+
+_NATIVE = _load_native()
+"""Writes the same bytes as :func:`python_canonical_json` in one pass, or ``None`` when it is not sure to."""
+
+
+def python_canonical_json(value: Any) -> str:
+    """:func:`canonical_json` in Python: what every value is written as, and what the C writer must match."""
+    return json.dumps(_canonical(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def canonical_json(value: Any) -> str:
     """JSON with sorted keys, no spaces, floats at 12 significant digits, non-finite floats as null.
 
@@ -61,11 +82,24 @@ def canonical_json(value: Any) -> str:
     computation had, and whatever carried the numbers on the way (an A2A DataPart holds every
     number as a double): an integral number is written as an integer (``3``, never ``3.0``).
 
+    The C writer (``_canonical.c``, built with the package) writes a value made of the built-in
+    JSON types in one pass; anything else (a subclass, a key that is not a string, a lone
+    surrogate, nesting deeper than it goes), and any error, is left to :func:`python_canonical_json`,
+    which writes it or raises what it always raised. Both write the same bytes
+    (``tests/graph/test_canonical_native.py``).
+
     Example:
         >>> canonical_json({"b": 0.1 + 0.2, "a": [float("inf"), 1, 2.0]})
         '{"a":[null,1,2],"b":0.3}'
     """
-    return json.dumps(_canonical(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    if _NATIVE is not None:
+        try:
+            written = _NATIVE(value)
+        except Exception:
+            written = None  # the Python path writes it, or raises what it always raised
+        if written is not None:
+            return written
+    return python_canonical_json(value)
 
 
 class AgentSummary(BaseModel):
