@@ -23,10 +23,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from coordbench.graph.metrics import _canonical as native  # built by `uv sync`: a build without it fails here
 from coordbench.graph.metrics import result
 from coordbench.graph.metrics.result import canonical_json, python_canonical_json
-
-from coordbench.graph.metrics import _canonical as native  # built by `uv sync`: a build without it fails here
 
 
 def _same(value: Any) -> str | None:
