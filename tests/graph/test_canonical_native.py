@@ -182,7 +182,7 @@ _VALUES = st.recursive(
 )
 
 
-@settings(max_examples=1_500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_VALUES)
 def test_generated_values_are_written_as_the_python_path_writes_them(value: Any) -> None:
     written = _same(value)
