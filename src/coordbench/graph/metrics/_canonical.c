@@ -80,12 +80,19 @@ static int utf8_of(PyObject *s, const char **out, Py_ssize_t *size) {
 
 static int put_string(Buffer *b, const char *s, Py_ssize_t size) {
     static const char hex[] = "0123456789abcdef";
-    /* the worst case: every byte a six-character escape, and the quotes */
-    if ((size_t)size > (((size_t)PY_SSIZE_T_MAX) - 2) / 6) {
+    /* the exact size first: a long text is not given room for six times its bytes */
+    if ((size_t)size > (((size_t)PY_SSIZE_T_MAX) - 2) / 6) { /* so that `needed`, at most 6 * size + 2, fits */
         PyErr_NoMemory();
         return FAILED;
     }
-    if (grow(b, (size_t)size * 6 + 2) != WRITTEN) return FAILED;
+    size_t needed = 2;
+    for (Py_ssize_t i = 0; i < size; i++) {
+        unsigned char c = (unsigned char)s[i];
+        needed += c >= 0x20 && c != '"' && c != '\\' ? 1
+                  : (c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t') ? 2
+                                                                                                 : 6;
+    }
+    if (grow(b, needed) != WRITTEN) return FAILED;
     char *out = b->data + b->len;
     *out++ = '"';
     for (Py_ssize_t i = 0; i < size; i++) {
