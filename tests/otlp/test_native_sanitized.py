@@ -27,6 +27,7 @@ import subprocess
 import sys
 import sysconfig
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -137,39 +138,36 @@ def test_the_setup_catches_a_read_one_byte_past_a_body(sanitizer_env: dict[str, 
     assert "heap-buffer-overflow" in past.stderr
 
 
-def test_fuzzed_bodies_under_the_sanitizers(sanitizer_env: dict[str, str], tmp_path: Path) -> None:
-    target = tmp_path / f"_scan{sysconfig.get_config_var('EXT_SUFFIX')}"
-    _build(SOURCE, target)
-    seed, count = os.environ.get("FUZZ_SEED", "1"), os.environ.get("FUZZ_COUNT", "60000")
-    argv = ["-m", "support.fuzz_scan", "--extension", str(target), "--seed", seed, "--count", count]
-    done = _run(sanitizer_env, *argv, timeout=120 + int(count) / 500)  # ~80 µs a body here: generous
+def _fuzzed(
+    env: dict[str, str], folder: Path, source: Path, harness: str, count_variable: str, count: str, per_second: int
+) -> dict[str, Any]:
+    """``source`` built with the sanitizers and run through ``support.<harness>``: its report, the sanitized build's.
+
+    ``count_variable`` (default ``count``) sets how many inputs; ``per_second`` is a generous rate for the timeout.
+    """
+    target = folder / f"{source.stem}{sysconfig.get_config_var('EXT_SUFFIX')}"
+    _build(source, target)
+    seed, many = os.environ.get("FUZZ_SEED", "1"), os.environ.get(count_variable, count)
+    argv = ["-m", f"support.{harness}", "--extension", str(target), "--seed", seed, "--count", many]
+    done = _run(env, *argv, timeout=120 + int(many) / per_second)
     assert done.returncode == 0, done.stderr[-4000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["extension"] == str(target)  # the sanitized build ran, not the installed one
+    return report
+
+
+def test_fuzzed_bodies_under_the_sanitizers(sanitizer_env: dict[str, str], tmp_path: Path) -> None:
+    report = _fuzzed(sanitizer_env, tmp_path, SOURCE, "fuzz_scan", "FUZZ_COUNT", "60000", 500)  # ~80 µs a body
     assert min(report["counts"].values()) >= 100, report  # every outcome was exercised, accepted bodies included
 
 
 def test_fuzzed_json_bodies_under_the_sanitizers(sanitizer_env: dict[str, str], tmp_path: Path) -> None:
-    target = tmp_path / f"_jsonscan{sysconfig.get_config_var('EXT_SUFFIX')}"
-    _build(JSON_SOURCE, target)
-    seed, count = os.environ.get("FUZZ_SEED", "1"), os.environ.get("FUZZ_JSON_COUNT", "4000")
-    argv = ["-m", "support.fuzz_json", "--extension", str(target), "--seed", seed, "--count", count]
-    done = _run(sanitizer_env, *argv, timeout=120 + int(count) / 50)  # ~5 ms a body here: generous
-    assert done.returncode == 0, done.stderr[-4000:]
-    report = json.loads(done.stdout.strip().splitlines()[-1])
-    assert report["extension"] == str(target)  # the sanitized build ran, not the installed one
+    report = _fuzzed(sanitizer_env, tmp_path, JSON_SOURCE, "fuzz_json", "FUZZ_JSON_COUNT", "4000", 50)  # ~5 ms a body
     assert min(report["counts"].values()) >= 50, report  # every outcome was exercised, taken bodies included
 
 
 def test_fuzzed_values_through_the_canonical_writer_under_the_sanitizers(
     sanitizer_env: dict[str, str], tmp_path: Path
 ) -> None:
-    target = tmp_path / f"_canonical{sysconfig.get_config_var('EXT_SUFFIX')}"
-    _build(CANONICAL_SOURCE, target)
-    seed, count = os.environ.get("FUZZ_SEED", "1"), os.environ.get("FUZZ_CANONICAL_COUNT", "4000")
-    argv = ["-m", "support.fuzz_canonical", "--extension", str(target), "--seed", seed, "--count", count]
-    done = _run(sanitizer_env, *argv, timeout=120 + int(count) / 50)  # ~3 ms a value here: generous
-    assert done.returncode == 0, done.stderr[-4000:]
-    report = json.loads(done.stdout.strip().splitlines()[-1])
-    assert report["extension"] == str(target)  # the sanitized build ran, not the installed one
+    report = _fuzzed(sanitizer_env, tmp_path, CANONICAL_SOURCE, "fuzz_canonical", "FUZZ_CANONICAL_COUNT", "4000", 50)
     assert min(report["counts"].values()) >= 50, report  # written, handed back and raised all exercised
