@@ -263,6 +263,7 @@ def span_row(span: SpanData, scope_version: str = "") -> dict[str, Any]:
 # --- reading: the declared types back -----------------------------------------------------------
 
 _INT = re.compile(r"-?(0|[1-9][0-9]{0,18})")
+_DECLARED = semconv.ATTRIBUTE_TYPES.keys()
 _NON_FINITE = {
     "json: unsupported value: NaN": math.nan,
     "json: unsupported value: +Inf": math.inf,
@@ -301,7 +302,13 @@ def _typed(key: str, text: str) -> AttributeValue:
 
 
 def _attributes(stored: Mapping[str, str]) -> dict[str, AttributeValue]:
-    return {key: _typed(key, value) for key, value in stored.items()}
+    # most attributes are undeclared strings: copy the map whole, then type the declared ones
+    out: dict[str, AttributeValue] = dict(stored)
+    declared = _DECLARED
+    for key, value in stored.items():
+        if key in declared:
+            out[key] = _typed(key, value)
+    return out
 
 
 def span_of_row(row: Sequence[Any]) -> SpanData:
@@ -337,27 +344,34 @@ def span_of_row(row: Sequence[Any]) -> SpanData:
     elapsed = int(duration)
     if elapsed >= 1 << 63:  # the exporter's uint64 of an end before the start
         elapsed -= _UINT64
-    if kind not in _KINDS or status not in _STATUSES:
+    span_kind = _KINDS.get(kind)
+    status_code = _STATUSES.get(status)
+    if span_kind is None or status_code is None:
         raise ValueError(f"span {span_id!r}: unknown SpanKind {kind!r} or StatusCode {status!r}")
+    # positional, in SpanData's field order: a span is built per row, and keywords cost a fifth more
     return SpanData(
-        trace_id=str(trace_id),
-        span_id=str(span_id),
-        parent_span_id=str(parent) or None,
-        name=str(name),
-        kind=_KINDS[kind],
-        start_time_unix_nano=begin,
-        end_time_unix_nano=begin + elapsed,
-        attributes=_attributes(attributes),
-        status_code=_STATUSES[status],
-        status_message=str(message),
-        resource=_attributes(resource),
-        events=tuple(
+        str(trace_id),
+        str(span_id),
+        str(parent) or None,
+        str(name),
+        span_kind,
+        begin,
+        begin + elapsed,
+        _attributes(attributes),
+        status_code,
+        str(message),
+        _attributes(resource),
+        tuple(
             SpanEvent(str(n), int(t), _attributes(a))
             for t, n, a in zip(event_times, event_names, event_attributes, strict=False)
-        ),
-        scope_name=str(scope),
-        links=tuple(
+        )
+        if event_times
+        else (),
+        str(scope),
+        tuple(
             SpanLink(str(t), str(s), _attributes(a), str(st))
             for t, s, st, a in zip(link_traces, link_spans, link_states, link_attributes, strict=False)
-        ),
+        )
+        if link_traces
+        else (),
     )
