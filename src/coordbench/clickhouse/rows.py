@@ -348,7 +348,7 @@ def span_of_row(row: Sequence[Any]) -> SpanData:
     status_code = _STATUSES.get(status)
     if span_kind is None or status_code is None:
         raise ValueError(f"span {span_id!r}: unknown SpanKind {kind!r} or StatusCode {status!r}")
-    # positional, in SpanData's field order: a span is built per row, and keywords cost a fifth more
+    # positional, in SpanData's field order: a span is built per row, and binding keywords costs more
     return SpanData(
         str(trace_id),
         str(span_id),
