@@ -240,6 +240,44 @@ def test_a_declared_attribute_that_is_not_of_its_type_stays_a_string() -> None:
         span_of_row(row)
 
 
+def test_declared_attributes_are_typed_in_place_and_the_map_keeps_its_order() -> None:
+    stored = {
+        "z.first": "1",  # undeclared: a string, however numeric
+        semconv.GEN_AI_USAGE_OUTPUT_TOKENS: "-0",
+        "a.middle": "true",
+        semconv.A2A_USAGE_ESTIMATED: "false",
+        semconv.A2A_STEP_COST: "json: unsupported value: +Inf",
+        semconv.A2A_RESPONSE_FINGERPRINT: "[9,2]",
+        semconv.GEN_AI_USAGE_INPUT_TOKENS: "12345678901234567890",  # 20 digits: past int64, kept as text
+        "m.last": "[9,2]",
+    }
+    row = [T0, TRACE, "00f067aa0ba902b7", "", "x", "Client", {"service.name": "a", "server.port": "8080"}, "s"]
+    row += [stored, 7, "Ok", "", [T0 + 1], ["e"], [{"server.port": "1"}], [], [], [], []]
+    span = span_of_row(row)
+    assert list(span.attributes.items()) == [
+        ("z.first", "1"),
+        (semconv.GEN_AI_USAGE_OUTPUT_TOKENS, 0),
+        ("a.middle", "true"),
+        (semconv.A2A_USAGE_ESTIMATED, False),
+        (semconv.A2A_STEP_COST, math.inf),
+        (semconv.A2A_RESPONSE_FINGERPRINT, (9, 2)),
+        (semconv.GEN_AI_USAGE_INPUT_TOKENS, "12345678901234567890"),
+        ("m.last", "[9,2]"),
+    ]
+    assert (
+        span.attributes is not stored and stored[semconv.GEN_AI_USAGE_OUTPUT_TOKENS] == "-0"
+    )  # the row is not changed
+    assert span.resource == {"service.name": "a", "server.port": 8080}
+    assert span.events == (SpanEvent("e", T0 + 1, {"server.port": 1}),)
+    assert span.links == ()
+    assert (span.kind, span.status_code, span.end_time_unix_nano, span.scope_name) == (
+        SpanKind.CLIENT,
+        StatusCode.OK,
+        T0 + 7,
+        "s",
+    )
+
+
 def test_a_hand_written_row_that_is_no_span_is_left_out(
     clickhouse: ClickHouse, caplog: pytest.LogCaptureFixture
 ) -> None:
