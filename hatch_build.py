@@ -1,7 +1,8 @@
-"""Build hook: compile the optional C extensions (OTLP ingest's scanners, the canonical JSON writer).
+"""Build hook: compile the optional C extensions (OTLP ingest's scanners, the canonical JSON writer, graph kernels).
 
 ``coordbench.otlp._scan`` and ``_jsonscan`` read OTLP requests; ``coordbench.graph.metrics._canonical``
-writes the canonical JSON of every evaluation.
+writes the canonical JSON of every evaluation; ``coordbench.graph.metrics._kernels`` runs the graph
+metrics' inner loops.
 
 Each extension is one C file with no dependency beyond CPython's headers, so it is compiled
 with the interpreter's own compiler settings (``sysconfig``) rather than through setuptools.
@@ -30,6 +31,7 @@ SOURCES = (
     Path("src/coordbench/otlp/_scan.c"),
     Path("src/coordbench/otlp/_jsonscan.c"),
     Path("src/coordbench/graph/metrics/_canonical.c"),
+    Path("src/coordbench/graph/metrics/_kernels.c"),
 )
 
 
@@ -78,6 +80,7 @@ def _compile(source: Path, target: Path) -> None:
         "-O2",
         "-std=c11",
         "-Wall",
+        "-ffp-contract=off",  # no fused multiply-add: the kernels must make the floats their Python versions make
         f"-I{include}",
         str(source),
         "-o",

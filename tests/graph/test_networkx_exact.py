@@ -1,9 +1,10 @@
 """The metrics computed without NetworkX's machinery give NetworkX's floats, bit for bit.
 
-PageRank (SciPy's sparse iteration, replayed in plain Python), eigenvector centrality,
-betweenness (directed, and on the flow view), the path statistics and participation run on
+PageRank (SciPy's sparse iteration, replayed), eigenvector centrality, betweenness (directed,
+and on the flow view), closeness, clustering, the path statistics and participation run on
 plain lists for speed (an agent graph is small: NetworkX's views and SciPy's setup cost more
-than the arithmetic). Each is checked here against NetworkX itself on random call graphs:
+than the arithmetic), the inner loops of most in C (``test_kernels_native.py`` checks the C
+against the Python, with the same floats). Each is checked here against NetworkX itself on random call graphs:
 self-calls, nodes with no edge, dangling callees, parallel calls counted, up to 300 agents
 (PageRank past :data:`SMALL_GRAPH` goes to NetworkX itself), and unusual weights.
 """
@@ -11,6 +12,7 @@ self-calls, nodes with no edge, dangling callees, parallel calls counted, up to 
 from __future__ import annotations
 
 import math
+import struct
 
 import networkx as nx
 from hypothesis import HealthCheck, given, settings
@@ -20,12 +22,14 @@ from coordbench.graph.agentgraph import flow_view
 from coordbench.graph.metrics.centrality import (
     SMALL_GRAPH,
     betweenness,
+    closeness,
     eigenvector,
     flow_betweenness,
     pagerank,
 )
 from coordbench.graph.metrics.distribution import interaction_share, participation
 from coordbench.graph.metrics.paths import path_lengths
+from coordbench.graph.metrics.structure import clustering
 
 
 @st.composite
@@ -78,6 +82,9 @@ def test_each_metric_is_networkxs_to_the_last_bit(graph: nx.DiGraph[str]) -> Non
     _same(betweenness(graph), nx.betweenness_centrality(graph, normalized=True))
     flow = flow_view(graph)
     _same(flow_betweenness(graph), nx.betweenness_centrality(flow, normalized=True))
+    if graph.number_of_nodes():
+        assert struct.pack("<d", clustering(graph, flow=flow)) == struct.pack("<d", nx.average_clustering(flow))
+    _same(closeness(graph, flow=flow), dict(nx.closeness_centrality(flow)))  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
     assert path_lengths(graph) == _networkx_paths(graph)
     in_out = {
         node: sum(c for *_, c in graph.in_edges(node, data="count", default=1))

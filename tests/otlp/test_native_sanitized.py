@@ -15,7 +15,8 @@ Python decoder, and ``coordbench.graph.metrics._canonical`` (the canonical JSON 
 reads whatever an evaluation holds, a participant's text included) with
 :mod:`support.fuzz_canonical`, against the Python writer. ``make fuzz`` runs the three campaigns
 longer (``FUZZ_COUNT`` and ``FUZZ_JSON_COUNT`` bodies, ``FUZZ_CANONICAL_COUNT`` values,
-``FUZZ_SEED``).
+``FUZZ_SEED``). The graph metrics' kernels (``coordbench.graph.metrics._kernels``) are run the same
+way with :mod:`support.fuzz_kernels`, against their Python versions (``FUZZ_KERNELS_COUNT`` cases).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import pytest
 SOURCE = Path(__file__).resolve().parents[2] / "src" / "coordbench" / "otlp" / "_scan.c"
 JSON_SOURCE = SOURCE.with_name("_jsonscan.c")
 CANONICAL_SOURCE = SOURCE.parents[1] / "graph" / "metrics" / "_canonical.c"
+KERNELS_SOURCE = CANONICAL_SOURCE.with_name("_kernels.c")
 TESTS = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.slow
@@ -82,6 +84,7 @@ def _build(source: Path, target: Path) -> None:
         "-Wextra",
         "-Werror",
         "-fno-omit-frame-pointer",
+        "-ffp-contract=off",
         "-fsanitize=address,undefined",
         "-fno-sanitize-recover=undefined",
         f"-I{sysconfig.get_paths()['include']}",
@@ -171,3 +174,8 @@ def test_fuzzed_values_through_the_canonical_writer_under_the_sanitizers(
 ) -> None:
     report = _fuzzed(sanitizer_env, tmp_path, CANONICAL_SOURCE, "fuzz_canonical", "FUZZ_CANONICAL_COUNT", "4000", 50)
     assert min(report["counts"].values()) >= 50, report  # written, handed back and raised all exercised
+
+
+def test_fuzzed_graphs_through_the_kernels_under_the_sanitizers(sanitizer_env: dict[str, str], tmp_path: Path) -> None:
+    report = _fuzzed(sanitizer_env, tmp_path, KERNELS_SOURCE, "fuzz_kernels", "FUZZ_KERNELS_COUNT", "800", 20)
+    assert min(report["counts"].values()) >= 30, report  # the same floats, handed back and raised all exercised

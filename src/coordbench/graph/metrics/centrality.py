@@ -15,6 +15,8 @@ from collections import deque
 import networkx as nx
 
 from coordbench.graph.agentgraph import flow_view
+from coordbench.graph.metrics import kernels
+from coordbench.graph.metrics.paths import breadth_first
 from coordbench.graph.metrics.registry import Metric, MetricInput
 
 __all__ = [
@@ -75,8 +77,29 @@ def _betweenness_centrality(G: nx.Graph[str] | nx.DiGraph[str]) -> dict[str, flo
     """
     nodes = list(G)
     index = {node: i for i, node in enumerate(nodes)}
-    neighbours = [[index[w] for w in G.adj[node]] for node in nodes]  # in NetworkX's order
-    n = len(nodes)
+    rows = [[index[w] for w in G.adj[node]] for node in nodes]  # in NetworkX's order
+    betweenness = brandes_sums(rows)
+    pairs = len(nodes) - 1  # _rescale: normalised, no endpoints, every source
+    if pairs >= 2:
+        scale = 1 / (pairs * (pairs - 1))
+        if scale != 1:
+            betweenness = [b * scale for b in betweenness]
+    return dict(zip(nodes, betweenness, strict=True))
+
+
+def brandes_sums(rows: list[list[int]]) -> list[float]:
+    """Each node's sum of pair dependencies (betweenness before rescaling); ``rows[i]``: node ``i``'s neighbours.
+
+    The C kernel (:data:`~coordbench.graph.metrics.kernels.KERNELS`) when built, else
+    :func:`python_brandes_sums`: the same floats.
+    """
+    native = kernels.KERNELS
+    return native.betweenness(rows) if native is not None else python_brandes_sums(rows)
+
+
+def python_brandes_sums(rows: list[list[int]]) -> list[float]:
+    """:func:`brandes_sums` in Python: NetworkX's ``_single_source_shortest_path_basic`` and ``_accumulate_basic``."""
+    n = len(rows)
     betweenness = [0.0] * n
     for source in range(n):
         # shortest paths from the source, counted (NetworkX's _single_source_shortest_path_basic)
@@ -92,7 +115,7 @@ def _betweenness_centrality(G: nx.Graph[str] | nx.DiGraph[str]) -> dict[str, flo
             order.append(v)
             next_hop = hops[v] + 1
             paths = sigma[v]
-            for w in neighbours[v]:
+            for w in rows[v]:
                 if hops[w] < 0:
                     queue.append(w)
                     hops[w] = next_hop
@@ -108,12 +131,7 @@ def _betweenness_centrality(G: nx.Graph[str] | nx.DiGraph[str]) -> dict[str, flo
                 delta[v] += sigma[v] * coeff
             if w != source:
                 betweenness[w] += delta[w]
-    pairs = n - 1  # _rescale: normalised, no endpoints, every source
-    if pairs >= 2:
-        scale = 1 / (pairs * (pairs - 1))
-        if scale != 1:
-            betweenness = [b * scale for b in betweenness]
-    return dict(zip(nodes, betweenness, strict=True))
+    return betweenness
 
 
 def flow_betweenness(G: nx.DiGraph[str], *, flow: nx.Graph[str] | None = None) -> dict[str, float]:
@@ -146,7 +164,20 @@ def closeness(G: nx.DiGraph[str], *, flow: nx.Graph[str] | None = None) -> dict[
         >>> closeness(nx.DiGraph([("a", "b"), ("b", "c")]))["b"]
         1.0
     """
-    return dict(nx.closeness_centrality(flow_view(G) if flow is None else flow))  # pyright: ignore[reportUnknownMemberType] - stub gap
+    H = flow_view(G) if flow is None else flow
+    nodes = list(H)
+    index = {node: i for i, node in enumerate(nodes)}
+    reached, totals, _, _ = breadth_first([[index[w] for w in H.adj[node]] for node in nodes])
+    # nx.closeness_centrality(H) (wf_improved), its arithmetic as it is: the same floats
+    others = len(nodes) - 1
+    values: dict[str, float] = {}
+    for node, r, total in zip(nodes, reached, totals, strict=True):
+        value = 0.0
+        if total > 0.0 and others > 0:
+            value = (r + 1 - 1.0) / total
+            value *= (r + 1 - 1.0) / others
+        values[node] = value
+    return values
 
 
 def eigenvector(G: nx.DiGraph[str], *, flow: nx.Graph[str] | None = None) -> dict[str, object]:
@@ -273,6 +304,23 @@ def _small_pagerank(G: nx.DiGraph[str]) -> dict[str, float] | None:
             if value != 0:  # SciPy's product keeps no explicit zero
                 into[i].append((j, value))
     dangling = [j for j in range(n) if sums[j] == 0]
+    x = pagerank_iteration(into, dangling)
+    return dict(zip(nodes, x, strict=True)) if x is not None else None  # no convergence: NetworkX raises it
+
+
+def pagerank_iteration(columns: list[list[tuple[int, float]]], dangling: list[int]) -> list[float] | None:
+    """PageRank's power iteration on ``M``'s columns (``(row, value)``, rows ascending); ``None`` without convergence.
+
+    The C kernel (:data:`~coordbench.graph.metrics.kernels.KERNELS`) when built, else
+    :func:`python_pagerank_iteration`: the same floats.
+    """
+    native = kernels.KERNELS
+    return native.pagerank(columns, dangling) if native is not None else python_pagerank_iteration(columns, dangling)
+
+
+def python_pagerank_iteration(columns: list[list[tuple[int, float]]], dangling: list[int]) -> list[float] | None:
+    """:func:`pagerank_iteration` in Python: ``_pagerank_scipy``'s loop, step for step (see :func:`_small_pagerank`)."""
+    n = len(columns)
     alpha = 0.85
     share = 1.0 / n
     teleport = (1 - alpha) * share
@@ -284,14 +332,14 @@ def _small_pagerank(G: nx.DiGraph[str]) -> dict[str, float] | None:
             lost = lost + last[j]
         spread = lost * share
         x: list[float] = []
-        for column in into:
+        for column in columns:
             total = 0.0
             for j, value in column:
                 total += value * last[j]
             x.append(alpha * (total + spread) + teleport)
         if _pairwise_sum([abs(a - b) for a, b in zip(x, last, strict=True)]) < n * 1e-10:
-            return dict(zip(nodes, x, strict=True))
-    return None  # no convergence: NetworkX raises it
+            return x
+    return None
 
 
 def _pairwise_sum(values: list[float]) -> float:

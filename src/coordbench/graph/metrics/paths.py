@@ -23,9 +23,17 @@ import itertools
 
 import networkx as nx
 
+from coordbench.graph.metrics import kernels
 from coordbench.graph.metrics.registry import Metric
 
-__all__ = ["PATHS", "path_lengths"]
+__all__ = [
+    "PATHS",
+    "breadth_first",
+    "dijkstra_lengths",
+    "path_lengths",
+    "python_breadth_first",
+    "python_dijkstra_lengths",
+]
 
 
 def path_lengths(G: nx.DiGraph[str]) -> dict[str, float | int | None]:
@@ -40,74 +48,109 @@ def path_lengths(G: nx.DiGraph[str]) -> dict[str, float | int | None]:
     """
     n = G.number_of_nodes()
     pairs = n * (n - 1)
-    hops: list[int] = []
-    inverse = 0.0
     # NetworkX's all_pairs_shortest_path_length and all_pairs_dijkstra_path_length, as they run, on
     # plain lists (their adjacency views cost more than the searches on an agent graph): the same
     # lengths in the same order, so the same sums
-    successors = {node: list(G.adj[node]) for node in G}
-    for source in G:
-        for d in _hops_from(successors, source):
-            hops.append(d)
-            inverse += 1.0 / d
-    costs = {node: [(u, data.get("distance", 1)) for u, data in G.adj[node].items()] for node in G}
-    weighted: list[float] = []
-    for source in G:
-        lengths = _dijkstra_from(costs, source)
-        weighted.extend(d for target, d in lengths.items() if target != source)
+    index = {node: i for i, node in enumerate(G)}
+    reached, totals, farthest, inverse = breadth_first([[index[w] for w in G.adj[node]] for node in G])
+    found = sum(reached)
+    weighted = dijkstra_lengths(
+        [[(index[u], data.get("distance", 1)) for u, data in G.adj[node].items()] for node in G]
+    )
     return {
-        "average": sum(hops) / len(hops) if hops else None,
-        "diameter": max(hops) if hops else None,
-        "reachability": len(hops) / pairs if pairs else 0.0,
+        "average": sum(totals) / found if found else None,
+        "diameter": max(farthest) if found else None,
+        "reachability": found / pairs if pairs else 0.0,
         "efficiency": inverse / pairs if pairs else 0.0,
         "weighted_average": sum(weighted) / len(weighted) if weighted else None,
     }
 
 
-def _hops_from(successors: dict[str, list[str]], source: str) -> list[int]:
-    """Hops to each agent ``source`` reaches (not itself), in NetworkX's breadth-first order."""
-    seen = {source}
-    level_nodes: list[str] = [source]
-    level = 0
-    found: list[int] = []
-    everyone = len(successors)
-    while level_nodes:
-        level += 1
-        this_level = level_nodes
-        level_nodes = []
-        for v in this_level:
-            for w in successors[v]:
-                if w not in seen:
-                    seen.add(w)
-                    level_nodes.append(w)
-                    found.append(level)
-            if len(seen) == everyone:
-                return found
-    return found
+def breadth_first(rows: list[list[int]]) -> tuple[list[int], list[int], list[int], float]:
+    """Breadth-first searches from every node (``rows[i]``: node ``i``'s neighbours, in NetworkX's order).
+
+    Returns:
+        Per source: the nodes it reaches (itself left out), the sum of their hops, the farthest
+        hop (0 when it reaches none); and ``Σ 1/hops`` over every reached pair, sources in
+        order. The C kernel (:data:`~coordbench.graph.metrics.kernels.KERNELS`) when built, else
+        :func:`python_breadth_first`: the same numbers.
+    """
+    native = kernels.KERNELS
+    return native.breadth_first(rows) if native is not None else python_breadth_first(rows)
 
 
-def _dijkstra_from(costs: dict[str, list[tuple[str, float | None]]], source: str) -> dict[str, float]:
-    """Distances from ``source`` as NetworkX's ``_dijkstra_multisource`` finds them (same heap, same ties)."""
-    dist: dict[str, float] = {}
-    seen: dict[str, float] = {source: 0}
-    counter = itertools.count()
-    fringe: list[tuple[float, int, str]] = [(0, next(counter), source)]
-    while fringe:
-        dist_v, _, v = heapq.heappop(fringe)
-        if v in dist:
-            continue
-        dist[v] = dist_v
-        for u, cost in costs[v]:
-            if cost is None:
+def python_breadth_first(rows: list[list[int]]) -> tuple[list[int], list[int], list[int], float]:
+    """:func:`breadth_first` in Python: NetworkX's ``_single_shortest_path_length`` from each node in turn."""
+    reached: list[int] = []
+    totals: list[int] = []
+    farthest: list[int] = []
+    inverse = 0.0
+    for source in range(len(rows)):
+        seen = {source}
+        level_nodes: list[int] = [source]
+        level = count = total = 0
+        while level_nodes:
+            level += 1
+            this_level = level_nodes
+            level_nodes = []
+            for v in this_level:
+                for w in rows[v]:
+                    if w not in seen:
+                        seen.add(w)
+                        level_nodes.append(w)
+                        count += 1
+                        total += level
+                        inverse += 1.0 / level
+        reached.append(count)
+        totals.append(total)
+        farthest.append(level - 1)  # the last level found nothing
+    return reached, totals, farthest, inverse
+
+
+def dijkstra_lengths(rows: list[list[tuple[int, float | None]]]) -> list[float]:
+    """Dijkstra's distances from every node (``rows[i]``: node ``i``'s ``(neighbour, length)``, ``None``: no edge).
+
+    Returns:
+        Each source's distances to the nodes it reaches (itself left out) in the order the search
+        settles them (NetworkX's ``_dijkstra_multisource``: the same heap, the same ties), sources in
+        order. The C kernel (:data:`~coordbench.graph.metrics.kernels.KERNELS`) when built and
+        every length is a float, not negative, else :func:`python_dijkstra_lengths`: the same floats.
+    """
+    native = kernels.KERNELS
+    found = native.dijkstra(rows) if native is not None else None
+    return found if found is not None else python_dijkstra_lengths(rows)
+
+
+def python_dijkstra_lengths(rows: list[list[tuple[int, float | None]]]) -> list[float]:
+    """:func:`dijkstra_lengths` in Python.
+
+    Raises:
+        ValueError: On a negative length that makes a shorter path to a node already settled.
+    """
+    lengths: list[float] = []
+    for source in range(len(rows)):
+        dist: dict[int, float] = {}
+        seen: dict[int, float] = {source: 0}
+        counter = itertools.count()
+        fringe: list[tuple[float, int, int]] = [(0, next(counter), source)]
+        while fringe:
+            dist_v, _, v = heapq.heappop(fringe)
+            if v in dist:
                 continue
-            vu_dist = dist_v + cost
-            if u in dist:
-                if vu_dist < dist[u]:
-                    raise ValueError("Contradictory paths found:", "negative weights?")
-            elif u not in seen or vu_dist < seen[u]:
-                seen[u] = vu_dist
-                heapq.heappush(fringe, (vu_dist, next(counter), u))
-    return dist
+            dist[v] = dist_v
+            if v != source:
+                lengths.append(dist_v)
+            for u, cost in rows[v]:
+                if cost is None:
+                    continue
+                vu_dist = dist_v + cost
+                if u in dist:
+                    if vu_dist < dist[u]:
+                        raise ValueError("Contradictory paths found:", "negative weights?")
+                elif u not in seen or vu_dist < seen[u]:
+                    seen[u] = vu_dist
+                    heapq.heappush(fringe, (vu_dist, next(counter), u))
+    return lengths
 
 
 PATHS = Metric(

@@ -5,9 +5,21 @@ from __future__ import annotations
 import networkx as nx
 
 from coordbench.graph.agentgraph import flow_view
+from coordbench.graph.metrics import kernels
 from coordbench.graph.metrics.registry import Metric
 
-__all__ = ["CLUSTERING", "COMPONENTS", "DENSITY", "RECIPROCITY", "clustering", "components", "density", "reciprocity"]
+__all__ = [
+    "CLUSTERING",
+    "COMPONENTS",
+    "DENSITY",
+    "RECIPROCITY",
+    "clustering",
+    "components",
+    "density",
+    "python_triangles",
+    "reciprocity",
+    "triangles",
+]
 
 
 def density(G: nx.DiGraph[str]) -> float:
@@ -37,7 +49,33 @@ def clustering(G: nx.DiGraph[str], *, flow: nx.Graph[str] | None = None) -> floa
     """
     if G.number_of_nodes() == 0:
         return 0.0
-    return float(nx.average_clustering(flow_view(G) if flow is None else flow))
+    H = flow_view(G) if flow is None else flow
+    index = {node: i for i, node in enumerate(H)}
+    partners, twice = triangles([[index[w] for w in H.adj[node]] for node in H])
+    # nx.average_clustering(H), its arithmetic as it is: the same float
+    values = [0 if t == 0 else t / (d * (d - 1)) for d, t in zip(partners, twice, strict=True)]
+    return float(sum(values) / len(values))
+
+
+def triangles(rows: list[list[int]]) -> tuple[list[int], list[int]]:
+    """Per node (``rows[i]``: node ``i``'s neighbours): its partners and twice the triangles through it.
+
+    The C kernel (:data:`~coordbench.graph.metrics.kernels.KERNELS`) when built, else
+    :func:`python_triangles`: the same counts.
+    """
+    native = kernels.KERNELS
+    return native.triangles(rows) if native is not None else python_triangles(rows)
+
+
+def python_triangles(rows: list[list[int]]) -> tuple[list[int], list[int]]:
+    """:func:`triangles` in Python: NetworkX's ``_triangles_and_degree_iter``."""
+    partners: list[int] = []
+    twice: list[int] = []
+    for v, row in enumerate(rows):
+        vs = set(row) - {v}
+        partners.append(len(vs))
+        twice.append(sum(len(vs & (set(rows[w]) - {w})) for w in vs))
+    return partners, twice
 
 
 def components(G: nx.DiGraph[str]) -> dict[str, object]:
