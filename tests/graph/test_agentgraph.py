@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import networkx as nx
+
 from coordbench import semconv
 from coordbench.graph import StepTree, agent_view, build_agent_graph, flow_view, with_tools
+from coordbench.graph.agentgraph import induced_subgraph
 from coordbench.spans import SpanKind, StatusCode
 from support.spans import call, serve, sid, span
 
@@ -111,3 +114,51 @@ def test_http_spans_of_other_instrumentations_make_no_agents() -> None:
     assert sorted(G.edges(data="count")) == [("A", "B", 1), ("host", "A", 1)]
     assert G.nodes["B"]["errors"] == 1
     assert StepTree(spans).critical_path().by_agent_ms.keys() <= {"A", "B", "host"}
+
+
+def _hosts_outnumber_agents() -> nx.DiGraph[str]:
+    """Ten agents in a ring with chords, twenty-five hosts each calling one: NetworkX's view walks a set here."""
+    G: nx.DiGraph[str] = nx.DiGraph()
+    agents = [f"agent-{k:02d}" for k in range(10)]
+    for k in range(25):
+        G.add_node(f"host-{k:02d}", role="host")
+    for name in agents:
+        G.add_node(name, role="agent", calls=1)
+    for k, name in enumerate(agents):
+        G.add_edge(name, agents[(k + 1) % 10], count=k + 1)
+        G.add_edge(name, agents[(k + 3) % 10], count=1)
+        G.add_edge(name, name, count=2)  # a self-call: left out of the view
+    for k in range(25):
+        G.add_edge(f"host-{k:02d}", agents[k % 10], count=1)
+    return G
+
+
+def test_the_agent_view_keeps_the_graphs_order_whatever_the_hash_seed() -> None:
+    G = _hosts_outnumber_agents()
+    view = agent_view(G)
+    # NetworkX's subgraph(...).copy() walks a set of the kept nodes when they are fewer than half:
+    # its order followed the hash seed (ten agents: one chance in millions of matching this)
+    assert list(view) == [n for n in G if G.nodes[n]["role"] == "agent"]
+    assert list(view.edges()) == [
+        (u, v) for u, v in G.edges() if u.startswith("agent") and v.startswith("agent") and u != v
+    ]
+    assert view.nodes["agent-03"] == {"role": "agent", "calls": 1} and view.nodes["agent-03"] is not G.nodes["agent-03"]
+    assert (
+        view["agent-01"]["agent-02"] == {"count": 2} and view["agent-01"]["agent-02"] is not G["agent-01"]["agent-02"]
+    )
+    assert list(view.predecessors("agent-05")) == ["agent-02", "agent-04"]
+
+
+def test_an_induced_subgraph_keeps_the_graphs_order_and_copies_its_data() -> None:
+    G = _hosts_outnumber_agents()
+    kept = ["agent-07", "agent-01", "agent-00", "agent-04"]  # fewer than half, in another order
+    sub = induced_subgraph(G, kept)
+    assert list(sub) == ["agent-00", "agent-01", "agent-04", "agent-07"]
+    # each agent's calls as they were added: the next one, the chord three ahead, itself
+    assert list(sub.edges()) == [
+        ("agent-00", "agent-01"), ("agent-00", "agent-00"), ("agent-01", "agent-04"), ("agent-01", "agent-01"),
+        ("agent-04", "agent-07"), ("agent-04", "agent-04"), ("agent-07", "agent-00"), ("agent-07", "agent-07"),
+    ]  # fmt: skip
+    sub["agent-00"]["agent-01"]["count"] = 99
+    assert G["agent-00"]["agent-01"]["count"] == 1
+    assert induced_subgraph(G, []).number_of_nodes() == 0

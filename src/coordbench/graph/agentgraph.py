@@ -42,6 +42,7 @@ __all__ = [
     "agent_view",
     "build_agent_graph",
     "flow_view",
+    "induced_subgraph",
     "with_tools",
 ]
 
@@ -196,10 +197,38 @@ def agent_view(graph: nx.DiGraph[str], *, include_hosts: bool = False) -> nx.DiG
         [('A', 'B')]
     """
     roles = cast("Iterable[tuple[str, str]]", graph.nodes(data="role", default=None))
-    keep = [n for n, role in roles if include_hosts or role != HOST]
-    view = graph.subgraph(keep).copy()
-    view.remove_edges_from([(u, v) for u, v in view.edges() if u == v])
-    return view
+    return induced_subgraph(graph, [n for n, role in roles if include_hosts or role != HOST], self_loops=False)
+
+
+def induced_subgraph(graph: nx.DiGraph[str], nodes: Iterable[str], *, self_loops: bool = True) -> nx.DiGraph[str]:
+    """``graph.subgraph(nodes).copy()`` in ``graph``'s own order of nodes and edges, whatever the hash seed.
+
+    NetworkX's subgraph view walks a *set* of the nodes when it keeps fewer than half of them
+    (``FilterAtlas``), so its copy's order (and every sum over it) would follow the string hash
+    seed of the process: a team whose hosts outnumber its agents, or whose idle agents outnumber
+    the active ones, would get its nodes in another order in every process. Here nodes and edges
+    keep ``graph``'s order (sorted, as :func:`build_agent_graph` inserts them); graph, node and edge
+    data are copied as ``copy()`` copies them (each dict, its values shared), and calls of an agent
+    to itself are left out unless ``self_loops``.
+
+    Example:
+        >>> G = nx.DiGraph([("a", "b"), ("b", "b"), ("b", "c")])
+        >>> list(induced_subgraph(G, ["c", "b"]).edges()), list(induced_subgraph(G, "bc", self_loops=False).edges())
+        ([('b', 'b'), ('b', 'c')], [('b', 'c')])
+    """
+    keep = set(nodes)
+    sub: nx.DiGraph[str] = nx.DiGraph()
+    sub.graph.update(graph.graph)
+    # each data dict is copied by add_nodes_from and add_edges_from (into a dict of its own, as copy() copies it)
+    sub.add_nodes_from((n, data) for n, data in graph.nodes.items() if n in keep)
+    sub.add_edges_from(
+        (u, v, data)
+        for u, neighbours in graph.adj.items()
+        if u in keep
+        for v, data in neighbours.items()
+        if v in keep and (self_loops or u != v)
+    )
+    return sub
 
 
 def flow_view(graph: nx.DiGraph[str]) -> nx.Graph[str]:

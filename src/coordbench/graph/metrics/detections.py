@@ -35,6 +35,7 @@ from typing import Literal
 import networkx as nx
 from pydantic import BaseModel, ConfigDict, Field
 
+from coordbench.graph.agentgraph import induced_subgraph
 from coordbench.graph.metrics.centrality import flow_betweenness
 from coordbench.graph.metrics.distribution import interaction_share
 from coordbench.graph.metrics.structure import density
@@ -109,7 +110,7 @@ def detect(
     """
     isolated = sorted(n for n in G if G.degree(n) == 0)
     # a copy, in the view's order: every measure below walks it, and a subgraph view's filters cost more
-    active = G.subgraph([n for n in G if G.degree(n) > 0]).copy()
+    active = induced_subgraph(G, [n for n in G if G.degree(n) > 0])
     if active.number_of_nodes() < 3:
         betweenness = dict.fromkeys(active, 0.0)
     elif flow_betweenness_values is not None and not isolated:
