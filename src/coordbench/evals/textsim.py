@@ -43,11 +43,12 @@ def tfidf_of_tokens(documents: Sequence[Iterable[str]]) -> list[dict[str, float]
     df: Counter[str] = Counter()
     for c in counts:
         df.update(c.keys())
-    idf = {term: math.log((1 + n) / (1 + f)) + 1 for term, f in df.items()}
+    # a term's idf depends on its document frequency alone: one logarithm per frequency, not per term
+    idf_of = {f: math.log((1 + n) / (1 + f)) + 1 for f in set(df.values())}
     vectors: list[dict[str, float]] = []
     for c in counts:
-        weights = {t: tf * idf[t] for t, tf in sorted(c.items())}
-        norm = math.sqrt(sum(w * w for w in weights.values()))
+        weights = {t: tf * idf_of[df[t]] for t, tf in sorted(c.items())}
+        norm = math.sqrt(sum([w * w for w in weights.values()]))
         vectors.append({t: w / norm for t, w in weights.items()} if norm else {})
     return vectors
 
