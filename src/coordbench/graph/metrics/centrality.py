@@ -213,7 +213,7 @@ def eigenvector(G: nx.DiGraph[str], *, flow: nx.Graph[str] | None = None) -> dic
 
 
 def _eigenvector_centrality(G: nx.Graph[str], max_iter: int = 1000, tol: float = 1.0e-6) -> dict[str, float]:
-    """``nx.eigenvector_centrality(G, max_iter=1000, weight="count")``: its power iteration as it is, on plain dicts.
+    """``nx.eigenvector_centrality(G, max_iter=1000, weight="count")``: its power iteration as it is, on plain lists.
 
     The same Python operations in the same order (so the same floats) without NetworkX's adjacency
     views, which cost more than the arithmetic on an agent graph.
@@ -224,19 +224,22 @@ def _eigenvector_centrality(G: nx.Graph[str], max_iter: int = 1000, tol: float =
     """
     if len(G) == 0:
         raise nx.NetworkXPointlessConcept("cannot compute centrality for the null graph")
-    adjacency = [(node, [(nbr, data.get("count", 1)) for nbr, data in G.adj[node].items()]) for node in G]
-    nodes = len(adjacency)
-    x: dict[str, float] = dict.fromkeys(G, 1 / nodes)
+    names = list(G)
+    index = {node: i for i, node in enumerate(names)}
+    rows = [[(index[nbr], data.get("count", 1)) for nbr, data in G.adj[node].items()] for node in names]
+    nodes = len(rows)
+    x: list[float] = [1 / nodes] * nodes
     for _ in range(max_iter):
         last = x
         x = last.copy()  # (A + I) x, as NetworkX iterates
-        for node, neighbours in adjacency:
+        for node, neighbours in enumerate(rows):
+            value = last[node]
             for nbr, weight in neighbours:
-                x[nbr] += last[node] * weight
-        norm = math.hypot(*x.values()) or 1
-        x = {k: v / norm for k, v in x.items()}
-        if sum(abs(x[n] - last[n]) for n in x) < nodes * tol:
-            return x
+                x[nbr] += value * weight
+        norm = math.hypot(*x) or 1
+        x = [v / norm for v in x]
+        if sum(abs(a - b) for a, b in zip(x, last, strict=True)) < nodes * tol:  # in node order, as NetworkX sums
+            return dict(zip(names, x, strict=True))
     raise nx.PowerIterationFailedConvergence(max_iter)
 
 
