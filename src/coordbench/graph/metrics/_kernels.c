@@ -414,12 +414,11 @@ static PyObject *dijkstra(PyObject *Py_UNUSED(module), PyObject *arg) {
     if (read == UNSURE) Py_RETURN_NONE;
     Py_ssize_t n = g.n, edges = g.start[n];
     PyObject *result = NULL;
-    double *settled = alloc_array(n, sizeof(double));
     double *best = alloc_array(n, sizeof(double));
     char *state = alloc_array(n, 1); /* 0: not reached, 1: pushed (best holds its distance), 2: settled */
     Entry *heap = alloc_array(edges + 1, sizeof(Entry));
     PyObject *lengths = PyList_New(0);
-    if (!settled || !best || !state || !heap || !lengths) goto done;
+    if (!best || !state || !heap || !lengths) goto done;
     for (Py_ssize_t source = 0; source < n; source++) {
         memset(state, 0, (size_t)n);
         Py_ssize_t size = 0, pushed = 0;
@@ -431,7 +430,6 @@ static PyObject *dijkstra(PyObject *Py_UNUSED(module), PyObject *arg) {
             Py_ssize_t v = top.node;
             if (state[v] == 2) continue;
             state[v] = 2;
-            settled[v] = top.distance;
             if (v != source) {
                 PyObject *value = PyFloat_FromDouble(top.distance);
                 if (value == NULL || PyList_Append(lengths, value) < 0) {
@@ -457,7 +455,6 @@ static PyObject *dijkstra(PyObject *Py_UNUSED(module), PyObject *arg) {
 done:
     if (result == NULL && !PyErr_Occurred()) PyErr_NoMemory();
     Py_XDECREF(lengths);
-    PyMem_Free(settled);
     PyMem_Free(best);
     PyMem_Free(state);
     PyMem_Free(heap);

@@ -27,11 +27,15 @@ __all__ = [
     "FLOW_BETWEENNESS",
     "PAGERANK",
     "betweenness",
+    "brandes_sums",
     "closeness",
     "degree",
     "eigenvector",
     "flow_betweenness",
     "pagerank",
+    "pagerank_iteration",
+    "python_brandes_sums",
+    "python_pagerank_iteration",
     "shared_flow_betweenness",
 ]
 
@@ -174,8 +178,9 @@ def closeness(G: nx.DiGraph[str], *, flow: nx.Graph[str] | None = None) -> dict[
     for node, r, total in zip(nodes, reached, totals, strict=True):
         value = 0.0
         if total > 0.0 and others > 0:
-            value = (r + 1 - 1.0) / total
-            value *= (r + 1 - 1.0) / others
+            found = r + 1 - 1.0  # NetworkX's len(sp) - 1.0: its lengths hold the node itself
+            value = found / total
+            value *= found / others
         values[node] = value
     return values
 
