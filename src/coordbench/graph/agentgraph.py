@@ -25,7 +25,7 @@ from __future__ import annotations
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import networkx as nx
 
@@ -48,6 +48,7 @@ __all__ = [
 
 AGENT = "agent"
 HOST = "host"
+_Graph = TypeVar("_Graph", bound="nx.Graph[str]")
 UNKNOWN_AGENT = "?"
 """Stands for an agent no span names (a caller outside any instrumented process)."""
 
@@ -200,13 +201,14 @@ def agent_view(graph: nx.DiGraph[str], *, include_hosts: bool = False) -> nx.DiG
     return induced_subgraph(graph, [n for n, role in roles if include_hosts or role != HOST], self_loops=False)
 
 
-def induced_subgraph(graph: nx.DiGraph[str], nodes: Iterable[str], *, self_loops: bool = True) -> nx.DiGraph[str]:
+def induced_subgraph(graph: _Graph, nodes: Iterable[str], *, self_loops: bool = True) -> _Graph:
     """``graph.subgraph(nodes).copy()`` in ``graph``'s own order of nodes and edges, whatever the hash seed.
 
     NetworkX's subgraph view walks a *set* of the nodes when it keeps fewer than half of them
-    (``FilterAtlas``), so its copy's order (and every sum over it) would follow the string hash
-    seed of the process: a team whose hosts outnumber its agents, or whose idle agents outnumber
-    the active ones, would get its nodes in another order in every process. Here nodes and edges
+    (``FilterAtlas``), so its copy's order (and every sum over it, and a drawing's layout) would
+    follow the string hash seed of the process: a team whose hosts outnumber its agents, or whose
+    idle agents outnumber the active ones, would get its nodes in another order in every process.
+    Directed or not, the subgraph is of ``graph``'s class. Here nodes and edges
     keep ``graph``'s order (sorted, as :func:`build_agent_graph` inserts them); graph, node and edge
     data are copied as ``copy()`` copies them (each dict, its values shared), and calls of an agent
     to itself are left out unless ``self_loops``.
@@ -217,7 +219,7 @@ def induced_subgraph(graph: nx.DiGraph[str], nodes: Iterable[str], *, self_loops
         ([('b', 'b'), ('b', 'c')], [('b', 'c')])
     """
     keep = set(nodes)
-    sub: nx.DiGraph[str] = nx.DiGraph()
+    sub = graph.__class__()
     sub.graph.update(graph.graph)
     # each data dict is copied by add_nodes_from and add_edges_from (into a dict of its own, as copy() copies it)
     sub.add_nodes_from((n, data) for n, data in graph.nodes.items() if n in keep)

@@ -15,6 +15,7 @@ from typing import Any
 import networkx as nx
 from markupsafe import Markup
 
+from coordbench.graph.agentgraph import induced_subgraph
 from coordbench.graph.metrics.result import AgentSummary, EdgeSummary
 from coordbench.graph.steptree import StepTree
 from coordbench.report.templates import render
@@ -44,7 +45,7 @@ def _positions(names: Sequence[str], edges: Sequence[tuple[str, str]]) -> dict[s
     connected = [c for c in components if len(c) > 1]
     alone = [c[0] for c in components if len(c) == 1]
     if connected:
-        core = graph.subgraph([n for c in connected for n in c])
+        core = induced_subgraph(graph, [n for c in connected for n in c])  # in sorted order, whatever the hash seed
         placed = dict(nx.kamada_kawai_layout(core) if len(core) > 2 else nx.circular_layout(core))
     for i, name in enumerate(alone):  # isolated agents in a row along the bottom
         placed[name] = (-1.0 + 2.0 * (i + 1) / (len(alone) + 1), -1.35)
