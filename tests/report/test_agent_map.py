@@ -29,7 +29,7 @@ print(agent_graph_svg(agents, edges, isolated=[n for n in names if n.startswith(
 
 def test_the_agent_map_is_the_same_under_every_hash_seed() -> None:
     drawn = set()
-    for seed in ("1", "2", "3"):
+    for seed in ("1", "2"):
         env = {**os.environ, "PYTHONHASHSEED": seed}
         done = subprocess.run([sys.executable, "-c", _DRAW], env=env, capture_output=True, text=True, check=True,
                               timeout=120)  # fmt: skip
