@@ -48,9 +48,10 @@ __all__ = [
 
 AGENT = "agent"
 HOST = "host"
-_Graph = TypeVar("_Graph", bound="nx.Graph[str]")
 UNKNOWN_AGENT = "?"
 """Stands for an agent no span names (a caller outside any instrumented process)."""
+
+_Graph = TypeVar("_Graph", bound="nx.Graph[str]")
 
 _POLL_METHODS = frozenset(
     {"GetTask", "CancelTask", "SubscribeToTask", "ListTasks", "tasks/get", "tasks/cancel", "tasks/resubscribe"}
@@ -208,10 +209,10 @@ def induced_subgraph(graph: _Graph, nodes: Iterable[str], *, self_loops: bool = 
     (``FilterAtlas``), so its copy's order (and every sum over it, and a drawing's layout) would
     follow the string hash seed of the process: a team whose hosts outnumber its agents, or whose
     idle agents outnumber the active ones, would get its nodes in another order in every process.
-    Directed or not, the subgraph is of ``graph``'s class. Here nodes and edges
-    keep ``graph``'s order (sorted, as :func:`build_agent_graph` inserts them); graph, node and edge
-    data are copied as ``copy()`` copies them (each dict, its values shared), and calls of an agent
-    to itself are left out unless ``self_loops``.
+    Here nodes and edges keep ``graph``'s order (sorted, as :func:`build_agent_graph` inserts them);
+    the subgraph is of ``graph``'s class, directed or not; graph, node and edge data are copied as
+    ``copy()`` copies them (each dict, its values shared); and calls of an agent to itself are left
+    out unless ``self_loops``.
 
     Example:
         >>> G = nx.DiGraph([("a", "b"), ("b", "b"), ("b", "c")])
