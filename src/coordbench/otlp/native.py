@@ -37,7 +37,7 @@ from types import ModuleType
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from coordbench.envflags import env_flag
+from coordbench.extensions import native_extension
 from coordbench.store.encoded import EncodedSpan, Envelope, SpanCodec
 from coordbench.store.sizes import Grouped
 
@@ -54,12 +54,8 @@ REJECTION_REASONS = (
 
 
 def _load() -> ModuleType | None:
-    if not env_flag("COORDBENCH_NATIVE", True):
-        return None
-    try:
-        from coordbench.otlp import _scan
-    except ImportError:
-        logger.debug("coordbench.otlp._scan is not built; OTLP/protobuf ingest uses the protobuf path")
+    _scan = native_extension("coordbench.otlp._scan")
+    if _scan is None:
         return None
     messages, roles = _schema(_scan)
     try:
@@ -177,18 +173,7 @@ def group(spans: list[EncodedSpan], overhead: int) -> Grouped | None:
     return _native.group(spans, overhead)
 
 
-def _load_json() -> ModuleType | None:
-    if not env_flag("COORDBENCH_NATIVE", True):
-        return None
-    try:
-        from coordbench.otlp import _jsonscan
-    except ImportError:
-        logger.debug("coordbench.otlp._jsonscan is not built; OTLP/JSON ingest uses the Python decoder")
-        return None
-    return _jsonscan
-
-
-_native_json = _load_json()
+_native_json = native_extension("coordbench.otlp._jsonscan")
 
 JSON_AVAILABLE = _native_json is not None
 """Whether the OTLP/JSON extension is built and enabled."""

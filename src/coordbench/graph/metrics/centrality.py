@@ -80,9 +80,7 @@ def _betweenness_centrality(G: nx.Graph[str] | nx.DiGraph[str]) -> dict[str, flo
     arithmetic on an agent graph.
     """
     nodes = list(G)
-    index = {node: i for i, node in enumerate(nodes)}
-    rows = [[index[w] for w in G.adj[node]] for node in nodes]  # in NetworkX's order
-    betweenness = brandes_sums(rows)
+    betweenness = brandes_sums(kernels.neighbour_rows(G))
     pairs = len(nodes) - 1  # _rescale: normalised, no endpoints, every source
     if pairs >= 2:
         scale = 1 / (pairs * (pairs - 1))
@@ -170,8 +168,7 @@ def closeness(G: nx.DiGraph[str], *, flow: nx.Graph[str] | None = None) -> dict[
     """
     H = flow_view(G) if flow is None else flow
     nodes = list(H)
-    index = {node: i for i, node in enumerate(nodes)}
-    reached, totals, _, _ = breadth_first([[index[w] for w in H.adj[node]] for node in nodes])
+    reached, totals, _, _ = breadth_first(kernels.neighbour_rows(H))
     # nx.closeness_centrality(H) (wf_improved), its arithmetic as it is: the same floats
     others = len(nodes) - 1
     values: dict[str, float] = {}

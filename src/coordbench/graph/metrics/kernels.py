@@ -12,11 +12,14 @@ same order as its Python version, so the same floats bit for bit
 
 from __future__ import annotations
 
-from typing import Protocol, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
-from coordbench.envflags import env_flag
+from coordbench.extensions import native_extension
 
-__all__ = ["KERNELS", "Kernels", "load_kernels"]
+if TYPE_CHECKING:
+    import networkx as nx
+
+__all__ = ["KERNELS", "Kernels", "load_kernels", "neighbour_rows"]
 
 
 class Kernels(Protocol):
@@ -43,15 +46,24 @@ class Kernels(Protocol):
         ...
 
 
+def neighbour_rows(graph: nx.Graph[str] | nx.DiGraph[str]) -> list[list[int]]:
+    """What the kernels read of ``graph``: row ``i`` holds node ``i``'s neighbours (successors) as indices.
+
+    Nodes are numbered in the graph's order and each row keeps NetworkX's adjacency order, so a
+    search over the rows visits what NetworkX's would, in the same order.
+
+    Example:
+        >>> import networkx as nx
+        >>> neighbour_rows(nx.DiGraph([("a", "b"), ("b", "c"), ("b", "a")]))
+        [[1], [2, 0], []]
+    """
+    index = {node: i for i, node in enumerate(graph)}
+    return [[index[w] for w in neighbours] for _, neighbours in graph.adjacency()]
+
+
 def load_kernels() -> Kernels | None:
     """The C kernels (``coordbench.graph.metrics._kernels``), unless not built or ``COORDBENCH_NATIVE=0``."""
-    if not env_flag("COORDBENCH_NATIVE", True):
-        return None
-    try:
-        from coordbench.graph.metrics import _kernels
-    except ImportError:
-        return None
-    return cast("Kernels", _kernels)
+    return cast("Kernels | None", native_extension("coordbench.graph.metrics._kernels"))
 
 
 KERNELS = load_kernels()

@@ -51,9 +51,9 @@ def path_lengths(G: nx.DiGraph[str]) -> dict[str, float | int | None]:
     # NetworkX's all_pairs_shortest_path_length and all_pairs_dijkstra_path_length, as they run, on
     # plain lists (their adjacency views cost more than the searches on an agent graph): the same
     # lengths in the same order, so the same sums
-    index = {node: i for i, node in enumerate(G)}
-    reached, totals, farthest, inverse = breadth_first([[index[w] for w in G.adj[node]] for node in G])
+    reached, totals, farthest, inverse = breadth_first(kernels.neighbour_rows(G))
     found = sum(reached)
+    index = {node: i for i, node in enumerate(G)}
     weighted = dijkstra_lengths(
         [[(index[u], data.get("distance", 1)) for u, data in G.adj[node].items()] for node in G]
     )

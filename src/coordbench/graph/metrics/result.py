@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from coordbench.envflags import env_flag
+from coordbench.extensions import native_extension
 from coordbench.graph.metrics.detections import Classification, Detections, Label, Thresholds
 from coordbench.graph.metrics.topology import Topology
 
@@ -57,13 +57,8 @@ def _canonical(value: Any) -> Any:
 
 def _load_native() -> Callable[[Any], str | None] | None:
     """The C writer (``_canonical.c``), unless it was not built or ``COORDBENCH_NATIVE=0`` turns it off."""
-    if not env_flag("COORDBENCH_NATIVE", True):
-        return None
-    try:
-        from coordbench.graph.metrics import _canonical as native
-    except ImportError:
-        return None
-    return native.canonical_json
+    native = native_extension("coordbench.graph.metrics._canonical")
+    return None if native is None else native.canonical_json
 
 
 _NATIVE = _load_native()

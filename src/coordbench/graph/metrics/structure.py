@@ -50,8 +50,7 @@ def clustering(G: nx.DiGraph[str], *, flow: nx.Graph[str] | None = None) -> floa
     if G.number_of_nodes() == 0:
         return 0.0
     H = flow_view(G) if flow is None else flow
-    index = {node: i for i, node in enumerate(H)}
-    partners, twice = triangles([[index[w] for w in H.adj[node]] for node in H])
+    partners, twice = triangles(kernels.neighbour_rows(H))
     # nx.average_clustering(H), its arithmetic as it is: the same float
     values = [0 if t == 0 else t / (d * (d - 1)) for d, t in zip(partners, twice, strict=True)]
     return float(sum(values) / len(values))
