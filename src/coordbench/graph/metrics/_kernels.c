@@ -184,6 +184,20 @@ static PyObject *float_list(const double *values, Py_ssize_t n) {
     return list;
 }
 
+static PyObject *int_list(const long long *values, Py_ssize_t n) {
+    PyObject *list = PyList_New(n);
+    if (list == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *value = PyLong_FromLongLong(values[i]);
+        if (value == NULL) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, i, value);
+    }
+    return list;
+}
+
 static PyObject *betweenness(PyObject *Py_UNUSED(module), PyObject *arg) {
     Rows g;
     if (rows_read(arg, INDICES, &g) != OK) return NULL; /* indices are never UNSURE */
@@ -262,18 +276,17 @@ static PyObject *breadth_first(PyObject *Py_UNUSED(module), PyObject *arg) {
     PyObject *result = NULL, *reached = NULL, *totals = NULL, *farthest = NULL;
     Py_ssize_t *hops = alloc_array(n, sizeof(Py_ssize_t));
     Py_ssize_t *queue = alloc_array(n, sizeof(Py_ssize_t));
-    reached = PyList_New(n);
-    totals = PyList_New(n);
-    farthest = PyList_New(n);
-    if (!hops || !queue || !reached || !totals || !farthest) goto done;
+    long long *found = alloc_array(n, sizeof(long long)); /* per source: agents reached */
+    long long *sums = alloc_array(n, sizeof(long long));  /* their total hops: at most n * n, below 2**63 */
+    long long *far = alloc_array(n, sizeof(long long));   /* the farthest hop */
+    if (!hops || !queue || !found || !sums || !far) goto done;
     double inverse = 0.0;
     for (Py_ssize_t source = 0; source < n; source++) {
         for (Py_ssize_t i = 0; i < n; i++) hops[i] = -1;
         hops[source] = 0;
         Py_ssize_t head = 0, tail = 0;
         queue[tail++] = source;
-        long long total = 0; /* at most n * n: below 2**63 for any list that fits in memory */
-        Py_ssize_t far = 0;
+        sums[source] = far[source] = 0;
         while (head < tail) {
             Py_ssize_t v = queue[head++];
             Py_ssize_t level = hops[v] + 1;
@@ -282,24 +295,18 @@ static PyObject *breadth_first(PyObject *Py_UNUSED(module), PyObject *arg) {
                 if (hops[w] < 0) {
                     hops[w] = level;
                     queue[tail++] = w;
-                    total += level;
-                    far = level;
+                    sums[source] += level;
+                    far[source] = level;
                     inverse += 1.0 / (double)level;
                 }
             }
         }
-        PyObject *a = PyLong_FromSsize_t(tail - 1), *b = PyLong_FromLongLong(total), *c = PyLong_FromSsize_t(far);
-        if (!a || !b || !c) {
-            Py_XDECREF(a);
-            Py_XDECREF(b);
-            Py_XDECREF(c);
-            goto done;
-        }
-        PyList_SET_ITEM(reached, source, a);
-        PyList_SET_ITEM(totals, source, b);
-        PyList_SET_ITEM(farthest, source, c);
+        found[source] = tail - 1;
     }
-    result = Py_BuildValue("(OOOd)", reached, totals, farthest, inverse);
+    reached = int_list(found, n);
+    totals = int_list(sums, n);
+    farthest = int_list(far, n);
+    if (reached && totals && farthest) result = Py_BuildValue("(OOOd)", reached, totals, farthest, inverse);
 done:
     if (result == NULL && !PyErr_Occurred()) PyErr_NoMemory();
     Py_XDECREF(reached);
@@ -307,6 +314,9 @@ done:
     Py_XDECREF(farthest);
     PyMem_Free(hops);
     PyMem_Free(queue);
+    PyMem_Free(found);
+    PyMem_Free(sums);
+    PyMem_Free(far);
     rows_free(&g);
     return result;
 }
@@ -319,9 +329,9 @@ static PyObject *triangles(PyObject *Py_UNUSED(module), PyObject *arg) {
     Py_ssize_t *partner = alloc_array(n, sizeof(Py_ssize_t)); /* partner[u] == v + 1: u is a partner of v */
     Py_ssize_t *visited = alloc_array(n, sizeof(Py_ssize_t)); /* visited[w] == v + 1: partner w of v already read */
     Py_ssize_t *counted = alloc_array(n, sizeof(Py_ssize_t)); /* counted[u] == stamp: u already counted for this w */
-    degrees = PyList_New(n);
-    counts = PyList_New(n);
-    if (!partner || !visited || !counted || !degrees || !counts) goto done;
+    long long *degree_of = alloc_array(n, sizeof(long long));
+    long long *twice_of = alloc_array(n, sizeof(long long));
+    if (!partner || !visited || !counted || !degree_of || !twice_of) goto done;
     for (Py_ssize_t i = 0; i < n; i++) partner[i] = visited[i] = counted[i] = 0;
     Py_ssize_t stamp = 0;
     for (Py_ssize_t v = 0; v < n; v++) {
@@ -347,16 +357,12 @@ static PyObject *triangles(PyObject *Py_UNUSED(module), PyObject *arg) {
                 }
             }
         }
-        PyObject *d = PyLong_FromSsize_t(degree), *t = PyLong_FromLongLong(twice);
-        if (!d || !t) {
-            Py_XDECREF(d);
-            Py_XDECREF(t);
-            goto done;
-        }
-        PyList_SET_ITEM(degrees, v, d);
-        PyList_SET_ITEM(counts, v, t);
+        degree_of[v] = degree;
+        twice_of[v] = twice;
     }
-    result = PyTuple_Pack(2, degrees, counts);
+    degrees = int_list(degree_of, n);
+    counts = int_list(twice_of, n);
+    if (degrees && counts) result = PyTuple_Pack(2, degrees, counts);
 done:
     if (result == NULL && !PyErr_Occurred()) PyErr_NoMemory();
     Py_XDECREF(degrees);
@@ -364,6 +370,8 @@ done:
     PyMem_Free(partner);
     PyMem_Free(visited);
     PyMem_Free(counted);
+    PyMem_Free(degree_of);
+    PyMem_Free(twice_of);
     rows_free(&g);
     return result;
 }
