@@ -36,8 +36,14 @@ K = 48
 FINGERPRINT_TEXT_LIMIT = 16_384
 """Characters of a message fingerprinted (its beginning): the cost per message is bounded."""
 
-_TOKEN = re.compile(r"(?u)\b\w\w+\b")
-"""Tokens of two or more word characters (scikit-learn's default): one loop, linear in the text."""
+_TOKEN = re.compile(r"\w\w+")
+"""Tokens of two or more word characters: scikit-learn's default, ``(?u)\\b\\w\\w+\\b``, in fewer steps.
+
+The boundaries add nothing: ``\\w\\w+`` is greedy, so a match ends where its run of word
+characters ends, and a match starts where a run does (a run's first character either starts a
+match of the whole run or is a run of one, which never matches); ``\\b`` and ``\\w`` read the same
+Unicode word characters. One loop, linear in the text; a quarter fewer steps than with the boundaries.
+"""
 
 
 def tokens(text: str) -> list[str]:

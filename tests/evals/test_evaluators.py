@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -19,7 +20,7 @@ from coordbench.evals import (
 )
 from coordbench.evals.latency import latency_stats
 from coordbench.evals.protocol import summarise_calls
-from coordbench.evals.textsim import cosine, rouge_l, tfidf_vectors, tokens
+from coordbench.evals.textsim import cosine, pair_similarity, rouge_l, tfidf_of_tokens, tfidf_vectors, tokens
 from coordbench.spans import StatusCode
 from coordbench.spantree import SpanTree
 from evals.traces import client, context, team_trace
@@ -132,6 +133,31 @@ def test_tfidf_cosine_by_hand() -> None:
     assert cosine(red, green) == pytest.approx(1 / (1 + idf**2))
     assert cosine(red, red) == pytest.approx(1.0)
     assert cosine(red, tfidf_vectors(["", "x"])[0]) == 0.0
+
+
+def test_pair_similarity_by_hand() -> None:
+    idf = math.log(1.5) + 1  # red and green are in one document each, apple in both (idf 1)
+    assert pair_similarity(["red", "apple"], ["green", "apple"]) == pytest.approx(1 / (1 + idf**2))
+    assert pair_similarity(["apple", "apple"], ["apple"]) == pytest.approx(1.0)
+    assert pair_similarity([], ["apple"]) == 0.0 and pair_similarity(["red"], ["green"]) == 0.0
+
+
+_WORDS = st.lists(st.sampled_from(["a", "apple", "b", "beta", "ça", "zz", "Z9", "_x", "日本"]), max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_WORDS, _WORDS)
+def test_pair_similarity_is_the_tfidf_cosine_float_for_float(a: list[str], b: list[str]) -> None:
+    """The text evaluator's shortcut gives the float the two TF-IDF vectors' cosine gives, bit for bit."""
+    assert pair_similarity(a, b) == cosine(*tfidf_of_tokens([a, b]))
+    assert pair_similarity(b, a) == cosine(*tfidf_of_tokens([b, a]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(max_size=60) | st.text(alphabet="ab_1 é-\u0301\u200d.", max_size=60))
+def test_tokens_are_scikit_learns_tokens(text: str) -> None:
+    """The tokenizer without ``\\b`` finds what scikit-learn's default pattern finds, on any Unicode text."""
+    assert tokens(text) == re.findall(r"(?u)\b\w\w+\b", text.lower())
 
 
 def test_rouge_l_by_hand() -> None:

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict
 
 from coordbench.evals.base import TIER_TEXT, EvalContext, Evaluator
 from coordbench.evals.textcache import words
-from coordbench.evals.textsim import cosine, rouge_l, tfidf_of_tokens, tfidf_vectors
+from coordbench.evals.textsim import cosine, pair_similarity, rouge_l, tfidf_vectors
 
 __all__ = ["PairDiversity", "TextEvaluator", "TextResult", "reference_similarity"]
 
@@ -139,9 +139,9 @@ class TextEvaluator(Evaluator):
             sides = said[pair]
             if len(sides) < 2:
                 continue
-            a, b = tfidf_of_tokens([[w for m in sides[side] for w in tokens_of(m)] for side in pair])
+            a, b = ([w for m in sides[side] for w in tokens_of(m)] for side in pair)
             count = len(sides[pair[0]]) + len(sides[pair[1]])
-            pairs.append(PairDiversity(agents=pair, messages=count, similarity=cosine(a, b)))
+            pairs.append(PairDiversity(agents=pair, messages=count, similarity=pair_similarity(a, b)))
         repetition: float | None = None
         if texts:
             seen: set[tuple[str, ...]] = set()

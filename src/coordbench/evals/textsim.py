@@ -16,9 +16,11 @@ from collections.abc import Iterable, Sequence
 
 from coordbench.sketch import tokens  # one tokenizer for similarity and fingerprints
 
-__all__ = ["cosine", "rouge_l", "tfidf_of_tokens", "tfidf_vectors", "tokens"]
+__all__ = ["cosine", "pair_similarity", "rouge_l", "tfidf_of_tokens", "tfidf_vectors", "tokens"]
 
 _ROUGE_TOKEN = re.compile(r"[a-z0-9]+")
+_PAIR_IDF = {f: math.log((1 + 2) / (1 + f)) + 1 for f in (1, 2)}
+"""The idf of a term in one or both of two documents, as :func:`tfidf_of_tokens` computes it (``n = 2``)."""
 
 
 def tfidf_vectors(documents: Sequence[str]) -> list[dict[str, float]]:
@@ -51,6 +53,36 @@ def tfidf_of_tokens(documents: Sequence[Iterable[str]]) -> list[dict[str, float]
         norm = math.sqrt(sum([w * w for w in weights.values()]))
         vectors.append({t: w / norm for t, w in weights.items()} if norm else {})
     return vectors
+
+
+def pair_similarity(a: Iterable[str], b: Iterable[str]) -> float:
+    """The TF-IDF cosine of two documents cut into :func:`tokens`: ``cosine(*tfidf_of_tokens([a, b]))``, the same float.
+
+    Only the terms both documents hold add to the cosine, and there the idf is 1, so the
+    vectors are not built: each document's norm (its weights squared, summed in term order, as
+    :func:`tfidf_of_tokens` sums them) and the products of the shared terms (in term order, as
+    :func:`cosine` adds them; a term one side lacks adds ``0.0``, which changes no sum of
+    non-negative floats).
+
+    Example:
+        >>> pair_similarity(["red", "apple"], ["green", "apple"]) == cosine(*tfidf_vectors(["red apple", "green apple"]))
+        True
+    """
+    counts_a, counts_b = Counter(a), Counter(b)
+    if not counts_a or not counts_b:
+        return 0.0
+    norm_a, norm_b = _norm(counts_a, counts_b), _norm(counts_b, counts_a)
+    shared = _PAIR_IDF[2]
+    return sum(
+        [(counts_a[t] * shared / norm_a) * (counts_b[t] * shared / norm_b) for t in sorted(counts_a.keys() & counts_b)]
+    )
+
+
+def _norm(counts: Counter[str], other: Counter[str]) -> float:
+    """The L2 norm of one of two documents' TF-IDF weights (``other``: the other document's counts)."""
+    one, both = _PAIR_IDF[1], _PAIR_IDF[2]
+    weights = [tf * (both if t in other else one) for t, tf in sorted(counts.items())]
+    return math.sqrt(sum([w * w for w in weights]))
 
 
 def cosine(a: dict[str, float], b: dict[str, float]) -> float:
