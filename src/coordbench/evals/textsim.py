@@ -65,7 +65,8 @@ def pair_similarity(a: Iterable[str], b: Iterable[str]) -> float:
     non-negative floats).
 
     Example:
-        >>> pair_similarity(["red", "apple"], ["green", "apple"]) == cosine(*tfidf_vectors(["red apple", "green apple"]))
+        >>> a, b = ["red", "apple"], ["green", "apple"]
+        >>> pair_similarity(a, b) == cosine(*tfidf_of_tokens([a, b]))
         True
     """
     counts_a, counts_b = Counter(a), Counter(b)
