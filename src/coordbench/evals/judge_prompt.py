@@ -161,7 +161,10 @@ def _normalised(text: str) -> str:
 
 def _suspicious(text: str) -> bool:
     lower = text[:INJECTION_SCAN_LIMIT].lower()
-    return any(word in lower for word in _TRIGGERS) and _INJECTION.search(_normalised(text)) is not None
+    for word in _TRIGGERS:  # a loop, not any() over a generator: every message of a trace is tested
+        if word in lower:
+            return _INJECTION.search(_normalised(text)) is not None
+    return False
 
 
 def find_injection(text: str) -> list[str]:

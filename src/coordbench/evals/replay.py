@@ -107,7 +107,7 @@ def _outcome(tree: SpanTree, scenario_span: SpanData, host: str | None) -> TeamO
 def _scenario_tops(tree: SpanTree) -> list[SpanData]:
     """The assessor's scenario HOST spans, by scenario id."""
     return sorted(
-        (s for s in tree.spans if call_type_of(s) is CallType.HOST and s.attribute_str(semconv.COORDBENCH_SCENARIO_ID)),
+        (s for s in tree.spans if s.attribute_str(semconv.COORDBENCH_SCENARIO_ID) and call_type_of(s) is CallType.HOST),
         key=lambda s: (s.attribute_str(semconv.COORDBENCH_SCENARIO_ID) or "", s.span_id),
     )
 
