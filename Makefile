@@ -74,9 +74,10 @@ FUZZ_COUNT ?= 2000000
 FUZZ_JSON_COUNT ?= 200000
 FUZZ_CANONICAL_COUNT ?= 200000
 FUZZ_KERNELS_COUNT ?= 100000
+FUZZ_TEXT_COUNT ?= 100000
 FUZZ_SEED ?= 1
-fuzz: sync ## Fuzz the C extensions built with ASan/UBSan (FUZZ_COUNT protobuf, FUZZ_JSON_COUNT JSON bodies, FUZZ_CANONICAL_COUNT values, FUZZ_KERNELS_COUNT graphs, from FUZZ_SEED)
-	FUZZ_COUNT=$(FUZZ_COUNT) FUZZ_JSON_COUNT=$(FUZZ_JSON_COUNT) FUZZ_CANONICAL_COUNT=$(FUZZ_CANONICAL_COUNT) FUZZ_KERNELS_COUNT=$(FUZZ_KERNELS_COUNT) FUZZ_SEED=$(FUZZ_SEED) $(RUN) pytest -q -p no:cacheprovider tests/otlp/test_native_sanitized.py
+fuzz: sync ## Fuzz the C extensions built with ASan/UBSan (FUZZ_COUNT protobuf, FUZZ_JSON_COUNT JSON bodies, FUZZ_CANONICAL_COUNT values, FUZZ_KERNELS_COUNT graphs, FUZZ_TEXT_COUNT texts, from FUZZ_SEED)
+	FUZZ_COUNT=$(FUZZ_COUNT) FUZZ_JSON_COUNT=$(FUZZ_JSON_COUNT) FUZZ_CANONICAL_COUNT=$(FUZZ_CANONICAL_COUNT) FUZZ_KERNELS_COUNT=$(FUZZ_KERNELS_COUNT) FUZZ_TEXT_COUNT=$(FUZZ_TEXT_COUNT) FUZZ_SEED=$(FUZZ_SEED) $(RUN) pytest -q -p no:cacheprovider tests/otlp/test_native_sanitized.py
 
 bench: sync valgrind ## Run the benchmarks and write docs/benchmarks.md
 	$(RUN) python -m benchmarks.run

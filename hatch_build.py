@@ -1,8 +1,8 @@
-"""Build hook: compile the optional C extensions (OTLP ingest's scanners, the canonical JSON writer, graph kernels).
+"""Build hook: compile the optional C extensions (OTLP ingest's scanners, canonical JSON, graph and text kernels).
 
 ``coordbench.otlp._scan`` and ``_jsonscan`` read OTLP requests; ``coordbench.graph.metrics._canonical``
 writes the canonical JSON of every evaluation; ``coordbench.graph.metrics._kernels`` runs the graph
-metrics' inner loops.
+metrics' inner loops; ``coordbench.evals._text`` the text measures' (words, TF-IDF cosines).
 
 Each extension is one C file with no dependency beyond CPython's headers, so it is compiled
 with the interpreter's own compiler settings (``sysconfig``) rather than through setuptools.
@@ -32,6 +32,7 @@ SOURCES = (
     Path("src/coordbench/otlp/_jsonscan.c"),
     Path("src/coordbench/graph/metrics/_canonical.c"),
     Path("src/coordbench/graph/metrics/_kernels.c"),
+    Path("src/coordbench/evals/_text.c"),
 )
 
 

@@ -16,7 +16,8 @@ reads whatever an evaluation holds, a participant's text included) with
 :mod:`support.fuzz_canonical`, against the Python writer. ``make fuzz`` runs the three campaigns
 longer (``FUZZ_COUNT`` and ``FUZZ_JSON_COUNT`` bodies, ``FUZZ_CANONICAL_COUNT`` values,
 ``FUZZ_SEED``). The graph metrics' kernels (``coordbench.graph.metrics._kernels``) are run the same
-way with :mod:`support.fuzz_kernels`, against their Python versions (``FUZZ_KERNELS_COUNT`` cases).
+way with :mod:`support.fuzz_kernels`, against their Python versions (``FUZZ_KERNELS_COUNT`` cases), and
+the text measures' loops (``coordbench.evals._text``) with :mod:`support.fuzz_text` (``FUZZ_TEXT_COUNT``).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ SOURCE = Path(__file__).resolve().parents[2] / "src" / "coordbench" / "otlp" / "
 JSON_SOURCE = SOURCE.with_name("_jsonscan.c")
 CANONICAL_SOURCE = SOURCE.parents[1] / "graph" / "metrics" / "_canonical.c"
 KERNELS_SOURCE = CANONICAL_SOURCE.with_name("_kernels.c")
+TEXT_SOURCE = SOURCE.parents[1] / "evals" / "_text.c"
 TESTS = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.slow
@@ -179,3 +181,8 @@ def test_fuzzed_values_through_the_canonical_writer_under_the_sanitizers(
 def test_fuzzed_graphs_through_the_kernels_under_the_sanitizers(sanitizer_env: dict[str, str], tmp_path: Path) -> None:
     report = _fuzzed(sanitizer_env, tmp_path, KERNELS_SOURCE, "fuzz_kernels", "FUZZ_KERNELS_COUNT", "800", 20)
     assert min(report["counts"].values()) >= 30, report  # the same floats, handed back and raised all exercised
+
+
+def test_fuzzed_texts_through_the_text_loops_under_sanitizers(sanitizer_env: dict[str, str], tmp_path: Path) -> None:
+    report = _fuzzed(sanitizer_env, tmp_path, TEXT_SOURCE, "fuzz_text", "FUZZ_TEXT_COUNT", "1500", 50)
+    assert min(report["counts"].values()) >= 50, report  # the same words and floats, handed back and raised

@@ -20,9 +20,10 @@ from collections.abc import Callable, Generator, Hashable
 from contextvars import ContextVar
 from typing import TypeVar, cast
 
+from coordbench.evals.textsim import TEXT_KERNELS
 from coordbench.sketch import tokens
 
-__all__ = ["evaluation_cache", "per_text", "words"]
+__all__ = ["evaluation_cache", "per_text", "python_words", "words"]
 
 K = TypeVar("K", bound=Hashable)
 T = TypeVar("T")
@@ -74,6 +75,14 @@ def words(text: str) -> tuple[str, ...]:
 
     Each word is interned: a word said in many messages is one string, so the word trigrams of
     two messages compare by identity (no string's characters read) and a trace's vocabulary is
-    held once, however many messages repeat it.
+    held once, however many messages repeat it. The C loop (``_text.c``) when built, else
+    :func:`python_words`: the same words.
     """
+    native = TEXT_KERNELS
+    found = native.words(text) if native is not None else None
+    return found if found is not None else python_words(text)
+
+
+def python_words(text: str) -> tuple[str, ...]:
+    """:func:`words` in Python, uncached: what the C loop must match."""
     return tuple(map(sys.intern, tokens(text)))

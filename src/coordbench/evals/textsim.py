@@ -13,10 +13,22 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from typing import Protocol, cast
 
+from coordbench.extensions import native_extension
 from coordbench.sketch import tokens  # one tokenizer for similarity and fingerprints
 
-__all__ = ["cosine", "pair_similarity", "rouge_l", "tfidf_of_tokens", "tfidf_vectors", "tokens"]
+__all__ = [
+    "TEXT_KERNELS",
+    "TextKernels",
+    "cosine",
+    "pair_similarity",
+    "python_pair_similarity",
+    "rouge_l",
+    "tfidf_of_tokens",
+    "tfidf_vectors",
+    "tokens",
+]
 
 _ROUGE_TOKEN = re.compile(r"[a-z0-9]+")
 _PAIR_IDF = {f: math.log((1 + 2) / (1 + f)) + 1 for f in (1, 2)}
@@ -50,47 +62,84 @@ def tfidf_of_tokens(documents: Sequence[Iterable[str]]) -> list[dict[str, float]
     vectors: list[dict[str, float]] = []
     for c in counts:
         weights = {t: tf * idf_of[df[t]] for t, tf in sorted(c.items())}
-        norm = math.sqrt(sum([w * w for w in weights.values()]))
+        squares = 0.0
+        for w in weights.values():  # one addition after another, on every Python (3.12's sum() compensates)
+            squares += w * w
+        norm = math.sqrt(squares)
         vectors.append({t: w / norm for t, w in weights.items()} if norm else {})
     return vectors
 
 
-def pair_similarity(a: Iterable[str], b: Iterable[str]) -> float:
+class TextKernels(Protocol):
+    """What ``_text`` offers (its C source says each function's contract)."""
+
+    def words(self, text: str, /) -> tuple[str, ...] | None:
+        """``text``'s lower-cased words of two or more word characters, interned; ``None``: not an exact str."""
+        ...
+
+    def pair_similarity(self, a: Sequence[str], b: Sequence[str], one: float, both: float, /) -> float | None:
+        """:func:`python_pair_similarity`'s float; ``None``: a token is not an exact str."""
+        ...
+
+
+TEXT_KERNELS = cast("TextKernels | None", native_extension("coordbench.evals._text"))
+"""The text measures' C loops (``_text.c``), or ``None`` (not built, or ``COORDBENCH_NATIVE=0``): Python runs."""
+
+
+def pair_similarity(a: Sequence[str], b: Sequence[str]) -> float:
     """The TF-IDF cosine of two documents cut into :func:`tokens`: ``cosine(*tfidf_of_tokens([a, b]))``, the same float.
 
-    Only the terms both documents hold add to the cosine, and there the idf is 1, so the
-    vectors are not built: each document's norm (its weights squared, summed in term order, as
-    :func:`tfidf_of_tokens` sums them) and the products of the shared terms (in term order, as
-    :func:`cosine` adds them; a term one side lacks adds ``0.0``, which changes no sum of
-    non-negative floats).
+    The C loop (:data:`TEXT_KERNELS`) when built, else :func:`python_pair_similarity`: the same float.
 
     Example:
         >>> a, b = ["red", "apple"], ["green", "apple"]
         >>> pair_similarity(a, b) == cosine(*tfidf_of_tokens([a, b]))
         True
     """
+    native = TEXT_KERNELS
+    found = native.pair_similarity(a, b, _PAIR_IDF[1], _PAIR_IDF[2]) if native is not None else None
+    return found if found is not None else python_pair_similarity(a, b)
+
+
+def python_pair_similarity(a: Iterable[str], b: Iterable[str]) -> float:
+    """:func:`pair_similarity` in Python: what the C loop must match.
+
+    Only the terms both documents hold add to the cosine, and there the idf is 1, so the
+    vectors are not built: each document's norm (its weights squared, summed in term order, as
+    :func:`tfidf_of_tokens` sums them) and the products of the shared terms (in term order, as
+    :func:`cosine` adds them; a term one side lacks adds ``0.0``, which changes no sum of
+    non-negative floats).
+    """
     counts_a, counts_b = Counter(a), Counter(b)
     if not counts_a or not counts_b:
         return 0.0
     norm_a, norm_b = _norm(counts_a, counts_b), _norm(counts_b, counts_a)
     shared = _PAIR_IDF[2]
-    return sum(
-        [(counts_a[t] * shared / norm_a) * (counts_b[t] * shared / norm_b) for t in sorted(counts_a.keys() & counts_b)]
-    )
+    total = 0.0
+    for t in sorted(counts_a):
+        if t in counts_b:
+            total += (counts_a[t] * shared / norm_a) * (counts_b[t] * shared / norm_b)
+    return total
 
 
 def _norm(counts: Counter[str], other: Counter[str]) -> float:
     """The L2 norm of one of two documents' TF-IDF weights (``other``: the other document's counts)."""
     one, both = _PAIR_IDF[1], _PAIR_IDF[2]
-    weights = [tf * (both if t in other else one) for t, tf in sorted(counts.items())]
-    return math.sqrt(sum([w * w for w in weights]))
+    total = 0.0
+    for t, tf in sorted(counts.items()):
+        weight = tf * (both if t in other else one)
+        total += weight * weight
+    return math.sqrt(total)
 
 
 def cosine(a: dict[str, float], b: dict[str, float]) -> float:
     """Cosine of two L2-normalised sparse vectors (their dot product); 0 when either is empty."""
     if len(a) > len(b):
         a, b = b, a
-    return sum(w * b.get(t, 0.0) for t, w in sorted(a.items()))
+    total = 0.0
+    for t, w in sorted(a.items()):  # in term order, one addition after another, as :func:`tfidf_of_tokens` sums
+        total += w * b.get(t, 0.0)
+    return total
 
 
 def _lcs(x: Sequence[str], y: Sequence[str]) -> int:

@@ -1,0 +1,6 @@
+"""Type stub for the C extension ``_text`` (``_text.c``, compiled at build time)."""
+
+from collections.abc import Sequence
+
+def words(text: str, /) -> tuple[str, ...] | None: ...
+def pair_similarity(a: Sequence[str], b: Sequence[str], one: float, both: float, /) -> float | None: ...
