@@ -352,8 +352,10 @@ def report(result: CostResult) -> str:
         "Python versions, checked bit for bit against them on random graphs and fuzzed under AddressSanitizer), "
         "the agent view copied without NetworkX's subgraph filters (in the graph's own order: the filters walked "
         "a set, in hash-seed order, when they kept fewer than half the nodes), TF-IDF's idf once per document "
-        "frequency, and the latency percentiles replay NumPy's interpolation (the same floats, checked against "
-        "NumPy). "
+        "frequency, a pair of agents' TF-IDF cosine from the terms both sides said (the same float as the two "
+        "vectors' cosine), each message's words and each pair's cosine in C (`_text.c`: the Python versions' "
+        "words and floats, checked on any Unicode text and fuzzed under AddressSanitizer), and the latency "
+        "percentiles replay NumPy's interpolation (the same floats, checked against NumPy). "
         "One bound was added, the only place a result can differ: repetition on "
         "fingerprints (no captured text) compares a message with the 256 distinct fingerprints its agent said last "
         "(as every pairwise measure is bounded); no corpus trace has an agent with more.",

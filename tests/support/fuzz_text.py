@@ -5,9 +5,9 @@
 letters whose lower case is longer or context-dependent, digits of other scripts, underscores,
 runs of one character up to 20,000 long) and random token lists (repeats, shared and unshared
 terms, empty), and compares what ``words`` and ``pair_similarity`` return with the Python
-versions', bit for bit (the words interned, too). Then what they must hand back (a str subclass:
-``None``) or refuse (not a sequence, not a float idf, the wrong number of arguments:
-``TypeError``), never crash. ``--extension`` loads that build instead of the installed one (the
+versions', bit for bit (the words interned, too). Then what they must hand back (a str subclass,
+a document that is not a list or tuple: ``None``) or refuse (not a float idf, the wrong number of
+arguments: ``TypeError``), never crash. ``--extension`` loads that build instead of the installed one (the
 sanitizer test passes one built with AddressSanitizer and UndefinedBehaviorSanitizer). Prints one
 JSON line: the extension that ran and the outcome counts; exits non-zero on the first difference.
 """
@@ -71,7 +71,9 @@ def _refused(rng: random.Random, native: Any) -> tuple[str, Any]:
     if kind == 2:
         return "pair_similarity(subclass)", native.pair_similarity([*tokens, Text("a")], tokens, 1.4, 1.0)
     if kind == 3:
-        return "pair_similarity(not tokens)", native.pair_similarity(rng.choice([3, None]), tokens, 1.4, 1.0)
+        return "pair_similarity(not a list)", native.pair_similarity(
+            rng.choice([3, None, iter(tokens)]), tokens, 1.4, 1.0
+        )
     if kind == 4:
         return "pair_similarity(idf)", native.pair_similarity(tokens, tokens, rng.choice(["1", None]), 1.0)
     return "pair_similarity(arguments)", native.pair_similarity(tokens, tokens)

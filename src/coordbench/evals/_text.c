@@ -10,11 +10,12 @@ steps than in the work itself. These functions give what their Python versions g
   a word character is what the regular expression engine takes for ``\w`` on a str
   (Py_UNICODE_ISALNUM, or ``_``). ``None`` for anything but an exact str (the Python version reads it).
 - pair_similarity(a, b, one, both): the cosine of two documents' TF-IDF vectors (``a`` and ``b``:
-  sequences of exact str tokens; ``one`` and ``both``: the idf of a term in one or both documents,
+  lists or tuples of exact str tokens; ``one`` and ``both``: the idf of a term in one or both documents,
   computed by the caller), with the same floating-point operations in the same order as the Python
   version: per document, its weights squared summed in term order, then the square root; the
-  products of the shared terms' normalised weights summed in term order. ``None`` when a token is
-  not an exact str (a subclass may compare or hash its own way: the Python version decides).
+  products of the shared terms' normalised weights summed in term order. ``None`` when a document is
+  not a list or tuple (left unread: an iterator read here could not be read again), or a token is not
+  an exact str (a subclass may compare or hash its own way): the Python version decides.
 
 Built with -ffp-contract=off: no multiply-add may be fused, or the floats would differ.
 */
@@ -61,18 +62,20 @@ done:
     return result;
 }
 
-typedef enum { OK = 0, FAILED = -1, NOT_STR = 1 } Outcome;
+typedef enum { OK = 0, FAILED = -1, HANDED_BACK = 1 } Outcome;
 
-/* counts[token] = how many times ``tokens`` holds it (values: Python ints). */
+/* counts[token] = how many times ``tokens`` (a list or tuple of exact str) holds it (values: Python ints).
+   Anything else is handed back unread: an iterator read here could not be read again by the Python version. */
 static Outcome count(PyObject *tokens, PyObject *counts) {
-    PyObject *items = PySequence_Fast(tokens, "pair_similarity() takes sequences of tokens");
+    if (!PyList_CheckExact(tokens) && !PyTuple_CheckExact(tokens)) return HANDED_BACK;
+    PyObject *items = PySequence_Fast(tokens, "pair_similarity() takes lists of tokens"); /* the same object */
     if (items == NULL) return FAILED;
     Outcome outcome = OK;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(items);
-    PyObject **item = PySequence_Fast_ITEMS(items);
+    PyObject **item = PySequence_Fast_ITEMS(items); /* no Python code runs below: exact str hash and compare */
     for (Py_ssize_t i = 0; i < n; i++) {
         if (!PyUnicode_CheckExact(item[i])) {
-            outcome = NOT_STR;
+            outcome = HANDED_BACK;
             break;
         }
         PyObject *before = PyDict_GetItemWithError(counts, item[i]); /* borrowed */
@@ -141,7 +144,7 @@ static PyObject *pair_similarity(PyObject *Py_UNUSED(module), PyObject *const *a
     if (counts_a == NULL || counts_b == NULL) goto done;
     Outcome outcome = count(args[0], counts_a);
     if (outcome == OK) outcome = count(args[1], counts_b);
-    if (outcome == NOT_STR) {
+    if (outcome == HANDED_BACK) {
         result = Py_NewRef(Py_None);
         goto done;
     }
@@ -178,7 +181,7 @@ done:
 static PyMethodDef methods[] = {
     {"words", words, METH_O, "A text's lower-cased words of two or more word characters, interned; None if not a str."},
     {"pair_similarity", (PyCFunction)(void (*)(void))pair_similarity, METH_FASTCALL,
-     "The TF-IDF cosine of two token sequences (idf of a term in one, in both); None if a token is not a str."},
+     "The TF-IDF cosine of two token lists (idf of a term in one, in both); None: not lists of str."},
     {NULL, NULL, 0, NULL},
 };
 
