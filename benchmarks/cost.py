@@ -353,7 +353,7 @@ def report(result: CostResult) -> str:
         "the agent view copied without NetworkX's subgraph filters (in the graph's own order: the filters walked "
         "a set, in hash-seed order, when they kept fewer than half the nodes), TF-IDF's idf once per document "
         "frequency, a pair of agents' TF-IDF cosine from the terms both sides said (the same float as the two "
-        "vectors' cosine), each message's words and each pair's cosine in C (`_text.c`: the Python versions' "
+        "vectors' cosine), each message's words and trigrams and each pair's cosine in C (`_text.c`: the Python versions' "
         "words and floats, checked on any Unicode text and fuzzed under AddressSanitizer), and the latency "
         "percentiles replay NumPy's interpolation (the same floats, checked against NumPy). "
         "One bound was added, the only place a result can differ: repetition on "

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from coordbench.evals import _text as native  # built by `uv sync`: a build without it fails here
 from coordbench.evals import textcache, textsim
+from coordbench.evals.evidence import python_trigrams
 from coordbench.evals.text import TextEvaluator
 from coordbench.evals.textcache import evaluation_cache, python_words
 from coordbench.evals.textsim import _PAIR_IDF, cosine, python_pair_similarity, tfidf_of_tokens  # pyright: ignore[reportPrivateUsage]
@@ -53,6 +54,13 @@ def test_words_by_hand() -> None:
     assert all(sys.intern(w) is w for w in found)  # interned: the same string for the same word
 
 
+def test_trigrams_by_hand() -> None:
+    assert native.trigrams(("a", "b", "c", "a", "b", "c")) == {("a", "b", "c"), ("b", "c", "a"), ("c", "a", "b")}
+    assert native.trigrams(("ab", "cd")) == frozenset({("ab", "cd")})  # fewer than three: the words themselves
+    assert native.trigrams(()) == frozenset()
+    assert type(native.trigrams(("x", "y", "z"))) is frozenset
+
+
 def test_pair_similarity_by_hand() -> None:
     # red and green are in one document each (idf ln(3/2) + 1), apple in both (idf 1): cosine 1 / (1 + idf^2)
     idf = math.log(1.5) + 1
@@ -65,14 +73,17 @@ def test_pair_similarity_by_hand() -> None:
 @settings(max_examples=400, deadline=None)
 @given(st.text(max_size=80) | st.text(alphabet="aZ_7 é\u0301ΣςİǅﬃŉⅫ²٣五😀\ud800-", max_size=80))
 def test_words_are_the_python_versions_on_any_text(text: str) -> None:
-    assert native.words(text) == python_words(text) == tuple(re.findall(r"(?u)\b\w\w+\b", text.lower()))
+    said = native.words(text)
+    assert said == python_words(text) == tuple(re.findall(r"(?u)\b\w\w+\b", text.lower()))
+    assert said is not None and native.trigrams(said) == python_trigrams(said)
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.randoms(use_true_random=False))
 def test_the_loops_are_the_python_versions_on_random_input(rng: random.Random) -> None:
     text = random_text(rng)
-    assert native.words(text) == python_words(text)
+    said = python_words(text)
+    assert native.words(text) == said and native.trigrams(said) == python_trigrams(said)
     a, b = random_tokens(rng), random_tokens(rng)
     expected = python_pair_similarity(a, b)
     assert bits(native.pair_similarity(a, b, ONE, BOTH)) == bits(expected)
@@ -102,6 +113,8 @@ async def test_the_text_evaluator_is_the_same_with_the_loops_and_without() -> No
         (lambda: native.words(Text("A subclass")), "a str subclass's lower() may be its own"),
         (lambda: native.words(b"bytes"), "bytes are not text"),
         (lambda: native.words(None), "None is not text"),
+        (lambda: native.trigrams(("a", Text("b"), "c")), "a subclass may hash its own way"),
+        (lambda: native.trigrams(["a", "b", "c"]), "words come as a tuple"),
         (lambda: native.pair_similarity(["a", Text("b")], ["a"], ONE, BOTH), "a subclass may hash its own way"),
         (lambda: native.pair_similarity(["a"], ["a", 1], ONE, BOTH), "a token that is not a str"),
         (lambda: native.pair_similarity(3, [], ONE, BOTH), "not a list of tokens: the Python version says so"),
@@ -121,6 +134,8 @@ def test_the_public_functions_read_what_the_loops_hand_back() -> None:
         ["red", "apple"], ["apple"]
     )
     assert textcache.python_words(Text("Two Words")) == ("two", "words")
+    said = ("one", Text("two"), "three")
+    assert python_trigrams(said) == {("one", "two", "three")}
 
 
 @pytest.mark.parametrize(

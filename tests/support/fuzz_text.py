@@ -3,13 +3,14 @@
 ``python -m support.fuzz_text [--extension PATH] [--seed N] [--count N]`` (from ``tests/``) hands
 ``coordbench.evals._text`` random texts (every plane of Unicode, lone surrogates, combining marks,
 letters whose lower case is longer or context-dependent, digits of other scripts, underscores,
-runs of one character up to 20,000 long) and random token lists (repeats, shared and unshared
-terms, empty), and compares what ``words`` and ``pair_similarity`` return with the Python
-versions', bit for bit (the words interned, too). Then what they must hand back (a str subclass,
-a document that is not a list or tuple: ``None``) or refuse (not a float idf, the wrong number of
-arguments: ``TypeError``), never crash. ``--extension`` loads that build instead of the installed one (the
-sanitizer test passes one built with AddressSanitizer and UndefinedBehaviorSanitizer). Prints one
-JSON line: the extension that ran and the outcome counts; exits non-zero on the first difference.
+runs of one character up to 20,000 long), random word tuples and random token lists (repeats,
+shared and unshared terms, empty), and compares what ``words``, ``trigrams`` and
+``pair_similarity`` return with the Python versions', bit for bit (the words interned, too). Then
+what they must hand back (a str subclass, words not in a tuple, a document that is not a list or
+tuple: ``None``) or refuse (not a float idf, the wrong number of arguments: ``TypeError``), never
+crash. ``--extension`` loads that build instead of the installed one (the sanitizer test passes one
+built with AddressSanitizer and UndefinedBehaviorSanitizer). Prints one JSON line: the extension
+that ran and the outcome counts; exits non-zero on the first difference.
 """
 
 from __future__ import annotations
@@ -62,21 +63,21 @@ def bits(value: Any) -> Any:
 
 def _refused(rng: random.Random, native: Any) -> tuple[str, Any]:
     """A call the C loops must refuse (``TypeError``) or hand back (``None``), and what it returned."""
-    kind = rng.randrange(6)
     tokens = random_tokens(rng)
-    if kind == 0:
-        return "words(subclass)", native.words(Text(random_text(rng)))
-    if kind == 1:
-        return "words(not a str)", native.words(rng.choice([b"bytes", 3, None, ["a"]]))
-    if kind == 2:
-        return "pair_similarity(subclass)", native.pair_similarity([*tokens, Text("a")], tokens, 1.4, 1.0)
-    if kind == 3:
-        return "pair_similarity(not a list)", native.pair_similarity(
-            rng.choice([3, None, iter(tokens)]), tokens, 1.4, 1.0
-        )
-    if kind == 4:
-        return "pair_similarity(idf)", native.pair_similarity(tokens, tokens, rng.choice(["1", None]), 1.0)
-    return "pair_similarity(arguments)", native.pair_similarity(tokens, tokens)
+    calls: list[tuple[str, Any]] = [
+        ("words(subclass)", lambda: native.words(Text(random_text(rng)))),
+        ("words(not a str)", lambda: native.words(rng.choice([b"bytes", 3, None, ["a"]]))),
+        ("trigrams(not str words)", lambda: native.trigrams(rng.choice([("a", Text("b"), "c"), ["a", "b"], "abc"]))),
+        ("pair_similarity(subclass)", lambda: native.pair_similarity([*tokens, Text("a")], tokens, 1.4, 1.0)),
+        (
+            "pair_similarity(not a list)",
+            lambda: native.pair_similarity(rng.choice([3, None, iter(tokens)]), tokens, 1.4, 1.0),
+        ),
+        ("pair_similarity(idf)", lambda: native.pair_similarity(tokens, tokens, rng.choice(["1", None]), 1.0)),
+        ("pair_similarity(arguments)", lambda: native.pair_similarity(tokens, tokens)),
+    ]
+    name, call = rng.choice(calls)
+    return name, call()
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -87,14 +88,14 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.extension:
         load_extension(args.extension, NAME)
-    from coordbench.evals import textcache, textsim
+    from coordbench.evals import evidence, textcache, textsim
 
     native = sys.modules[NAME]
     if textsim.TEXT_KERNELS is not native:
         raise SystemExit("the native text loops are not in use")
     idf = textsim._PAIR_IDF  # pyright: ignore[reportPrivateUsage]
     rng = random.Random(args.seed)
-    counts = {"same words": 0, "same cosine": 0, "handed back": 0, "raised": 0}
+    counts = {"same words": 0, "same trigrams": 0, "same cosine": 0, "handed back": 0, "raised": 0}
     for n in range(args.count):
         if n % 5 == 4:
             try:
@@ -111,6 +112,12 @@ def main(argv: list[str] | None = None) -> None:
         if got != expected or any(sys.intern(w) is not w for w in got):
             raise SystemExit(f"case {n} (seed {args.seed}): words({text!r})\nnative: {got!r}\npython: {expected!r}")
         counts["same words"] += 1
+        said = tuple(rng.choice(TERMS) for _ in range(rng.choice([0, 1, 2, 3, rng.randrange(300)])))
+        for words in (got, said):
+            grams = native.trigrams(words)
+            if grams != evidence.python_trigrams(words) or type(grams) is not frozenset:
+                raise SystemExit(f"case {n} (seed {args.seed}): trigrams({words!r}) = {grams!r}")
+        counts["same trigrams"] += 1
         a, b = random_tokens(rng), random_tokens(rng)
         similarity = native.pair_similarity(a, b, idf[1], idf[2])
         if bits(similarity) != bits(textsim.python_pair_similarity(a, b)):

@@ -9,6 +9,9 @@ steps than in the work itself. These functions give what their Python versions g
   ``tuple(map(sys.intern, re.findall(r"\w\w+", text.lower())))``: ``str.lower`` itself is called, and
   a word character is what the regular expression engine takes for ``\w`` on a str
   (Py_UNICODE_ISALNUM, or ``_``). ``None`` for anything but an exact str (the Python version reads it).
+- trigrams(said): the word trigrams of a tuple of words (the words themselves, as one tuple, when
+  there are fewer than three; none for none), as ``frozenset(zip(said, said[1:], said[2:]))``. ``None``
+  for anything but an exact tuple of exact str.
 - pair_similarity(a, b, one, both): the cosine of two documents' TF-IDF vectors (``a`` and ``b``:
   lists or tuples of exact str tokens; ``one`` and ``both``: the idf of a term in one or both documents,
   computed by the caller), with the same floating-point operations in the same order as the Python
@@ -60,6 +63,31 @@ done:
     Py_XDECREF(found);
     Py_DECREF(lower);
     return result;
+}
+
+static PyObject *trigrams(PyObject *Py_UNUSED(module), PyObject *said) {
+    if (!PyTuple_CheckExact(said)) Py_RETURN_NONE;
+    Py_ssize_t n = PyTuple_GET_SIZE(said);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(said, i))) Py_RETURN_NONE; /* a subclass may hash its own way */
+    }
+    PyObject *grams = PyFrozenSet_New(NULL); /* filled before anyone sees it, as PySet_Add allows */
+    if (grams == NULL || n == 0) return grams;
+    if (n < 3) {
+        if (PySet_Add(grams, said) < 0) Py_CLEAR(grams);
+        return grams;
+    }
+    for (Py_ssize_t i = 0; i + 2 < n; i++) {
+        PyObject *gram = PyTuple_Pack(3, PyTuple_GET_ITEM(said, i), PyTuple_GET_ITEM(said, i + 1),
+                                      PyTuple_GET_ITEM(said, i + 2));
+        if (gram == NULL || PySet_Add(grams, gram) < 0) {
+            Py_XDECREF(gram);
+            Py_DECREF(grams);
+            return NULL;
+        }
+        Py_DECREF(gram);
+    }
+    return grams;
 }
 
 typedef enum { OK = 0, FAILED = -1, HANDED_BACK = 1 } Outcome;
@@ -180,6 +208,7 @@ done:
 
 static PyMethodDef methods[] = {
     {"words", words, METH_O, "A text's lower-cased words of two or more word characters, interned; None if not a str."},
+    {"trigrams", trigrams, METH_O, "The word trigrams of a tuple of words (the words when fewer than three); None if not."},
     {"pair_similarity", (PyCFunction)(void (*)(void))pair_similarity, METH_FASTCALL,
      "The TF-IDF cosine of two token lists (idf of a term in one, in both); None: not lists of str."},
     {NULL, NULL, 0, NULL},

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from coordbench import semconv
 from coordbench.evals.calls import MESSAGE_TEXT_LIMIT, Call, calls_of
 from coordbench.evals.textcache import per_text, words
+from coordbench.evals.textsim import TEXT_KERNELS
 from coordbench.sketch import containment, novelty
 from coordbench.spans import SpanData
 from coordbench.spantree import SpanTree, is_agent_call, is_agent_server_span
@@ -67,6 +68,7 @@ __all__ = [
     "depends_on",
     "interval",
     "is_cut",
+    "python_trigrams",
     "serialisation",
     "trigrams",
 ]
@@ -362,8 +364,18 @@ def _mostly_new(forwarded: TeamCall, incoming: TeamCall) -> bool:
 
 @per_text
 def trigrams(text: str) -> frozenset[tuple[str, ...]]:
-    """The word trigrams of ``text`` (its words themselves when it has fewer than three); cached per text."""
+    """The word trigrams of ``text`` (its words themselves when it has fewer than three); cached per text.
+
+    The C loop (``_text.c``) when built, else :func:`python_trigrams`: the same set.
+    """
     said = words(text)
+    native = TEXT_KERNELS
+    found = native.trigrams(said) if native is not None else None
+    return found if found is not None else python_trigrams(said)
+
+
+def python_trigrams(said: tuple[str, ...]) -> frozenset[tuple[str, ...]]:
+    """:func:`trigrams` of a text's words, in Python: what the C loop must match."""
     if len(said) < 3:
         return frozenset({said} if said else set())
     return frozenset(zip(said, said[1:], said[2:], strict=False))  # the sliding windows of three

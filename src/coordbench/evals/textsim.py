@@ -77,6 +77,10 @@ class TextKernels(Protocol):
         """``text``'s lower-cased words of two or more word characters, interned; ``None``: not an exact str."""
         ...
 
+    def trigrams(self, said: tuple[str, ...], /) -> frozenset[tuple[str, ...]] | None:
+        """The word trigrams of ``said`` (the words themselves when fewer than three); ``None``: not str words."""
+        ...
+
     def pair_similarity(self, a: Sequence[str], b: Sequence[str], one: float, both: float, /) -> float | None:
         """:func:`python_pair_similarity`'s float; ``None``: a token is not an exact str."""
         ...
