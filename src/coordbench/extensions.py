@@ -1,6 +1,6 @@
 """The package's C extensions, each imported one way: when it was built and ``COORDBENCH_NATIVE`` allows it.
 
-Every extension (the OTLP scanners, the canonical JSON writer, the graph kernels) has a Python
+Every extension (the OTLP scanners, the canonical JSON writer, the graph kernels, the text loops) has a Python
 version that gives the same answers; the C one is an optimisation. Without a C compiler at
 install time the extension is not built, and ``COORDBENCH_NATIVE=0`` turns every extension
 off (to measure what they buy, or to rule them out when chasing a bug): the Python versions run.

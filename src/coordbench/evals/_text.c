@@ -1,9 +1,10 @@
-/* The text measures' inner loops (coordbench.evals._text): a message's words, two documents' TF-IDF cosine.
+/* The text measures' inner loops (coordbench.evals._text): a message's words and trigrams, two documents' cosine.
 
-Every message of a trace is cut into words once per evaluation, and every pair of agents that
-talked gets the TF-IDF cosine of what each side said: in Python both cost more in interpreter
+Every message of a trace is cut into words and word trigrams once per evaluation, and every pair of
+agents that talked gets the TF-IDF cosine of what each side said: in Python these cost more in interpreter
 steps than in the work itself. These functions give what their Python versions give
-(coordbench.evals.textcache.python_words, coordbench.evals.textsim.python_pair_similarity):
+(coordbench.evals.textcache.python_words, coordbench.evals.evidence.python_trigrams,
+coordbench.evals.textsim.python_pair_similarity):
 
 - words(text): the lower-cased runs of two or more word characters of ``text``, each interned, as
   ``tuple(map(sys.intern, re.findall(r"\w\w+", text.lower())))``: ``str.lower`` itself is called, and
