@@ -23,6 +23,14 @@ def test_lone_surrogates_become_the_replacement_character_everywhere(kind: type)
     json.dumps(document, ensure_ascii=False).encode()  # encodable as UTF-8 now
 
 
+def test_a_lone_surrogate_held_raw_in_str_text_is_replaced_too() -> None:
+    """Not escaped: the character itself, which only a non-ASCII str can hold (an ASCII one is not scanned)."""
+    text = '{"raw": "cut \ud83d", "pair": "\U0001f600"}'  # no backslash: only the scan for the character finds it
+    assert not text.isascii() and "\\" not in text
+    assert loads(text) == {"raw": f"cut {REPLACEMENT}", "pair": "\U0001f600"}
+    assert loads('{"plain": "ascii only, \\u00e9t\\u00e9"}') == {"plain": "ascii only, été"}
+
+
 def test_a_document_that_is_only_a_string_or_deeply_nested() -> None:
     assert loads(rb'"\udfff"') == REPLACEMENT
     depth = 900  # about as deep as json.loads goes (it stops at the recursion limit)

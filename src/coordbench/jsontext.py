@@ -53,8 +53,8 @@ def loads(data: bytes | str) -> Any:
         document = json.loads(data)
     except RecursionError:
         raise ValueError("nested too deeply") from None
-    if isinstance(data, str):
-        suspect = _LONE_SURROGATE.search(data) is not None or (
+    if isinstance(data, str):  # an ASCII text (a flag of the str: no scan) holds no surrogate, only escapes of one
+        suspect = (not data.isascii() and _LONE_SURROGATE.search(data) is not None) or (
             "\\" in data and _STR_SURROGATE_ESCAPE.search(data) is not None
         )
     else:
