@@ -2,7 +2,7 @@
 
 ``coordbench.otlp._scan`` and ``_jsonscan`` read OTLP requests; ``coordbench.graph.metrics._canonical``
 writes the canonical JSON of every evaluation; ``coordbench.graph.metrics._kernels`` runs the graph
-metrics' inner loops; ``coordbench.evals._text`` the text measures' (words, TF-IDF cosines).
+metrics' inner loops; ``coordbench.evals._text`` the text measures' (words, trigrams, TF-IDF cosines).
 
 Each extension is one C file with no dependency beyond CPython's headers, so it is compiled
 with the interpreter's own compiler settings (``sysconfig``) rather than through setuptools.

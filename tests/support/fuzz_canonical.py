@@ -15,7 +15,6 @@ extension that ran and the outcome counts; exits non-zero on the first differenc
 
 from __future__ import annotations
 
-import argparse
 import enum
 import json
 import math
@@ -23,7 +22,7 @@ import random
 import sys
 from typing import Any
 
-from support.fuzz_scan import load_extension
+from support.fuzz_scan import fuzz_arguments
 
 NAME = "coordbench.graph.metrics._canonical"
 FLOATS = [0.0, -0.0, 1.0, 0.1, 1 / 3, 2.0**53, 2.0**53 - 1, 1e12, 1e16, 1e-7, 5e-324, 1.7976931348623157e308,
@@ -102,13 +101,7 @@ def _outcome(write: Any, value: Any) -> tuple[str, str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--extension", help="a build of coordbench.graph.metrics._canonical to load instead")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--count", type=int, default=20_000)
-    args = parser.parse_args(argv)
-    if args.extension:
-        load_extension(args.extension, NAME)
+    args = fuzz_arguments(__doc__, NAME, 20_000, argv)
     from coordbench.graph.metrics import result
 
     native = sys.modules[NAME]

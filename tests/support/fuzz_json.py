@@ -16,14 +16,13 @@ counts; exits non-zero on the first difference.
 
 from __future__ import annotations
 
-import argparse
 import copy
 import json
 import random
 import sys
 from typing import Any
 
-from support.fuzz_scan import load_extension
+from support.fuzz_scan import fuzz_arguments
 from support.mutate import paths, replace
 
 JUNK: list[Any] = [
@@ -224,13 +223,7 @@ def run(seed: int, count: int) -> dict[str, int]:
 
 def main() -> None:
     """Command line: see the module docstring."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--extension", help="a build of coordbench.otlp._jsonscan to load instead of the installed one")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--count", type=int, default=20_000)
-    args = parser.parse_args()
-    if args.extension:
-        load_extension(args.extension, "coordbench.otlp._jsonscan")
+    args = fuzz_arguments(__doc__.splitlines()[0] if __doc__ else None, "coordbench.otlp._jsonscan", 20_000)
     counts = run(args.seed, args.count)
     extension = sys.modules["coordbench.otlp._jsonscan"].__file__
     print(json.dumps({"extension": extension, "counts": counts}))

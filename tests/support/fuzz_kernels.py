@@ -15,7 +15,6 @@ and the outcome counts; exits non-zero on the first difference.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import random
@@ -23,7 +22,7 @@ import struct
 import sys
 from typing import Any
 
-from support.fuzz_scan import load_extension
+from support.fuzz_scan import fuzz_arguments
 
 NAME = "coordbench.graph.metrics._kernels"
 LENGTHS = [0.0, -0.0, 1.0, 0.5, 1 / 3, 5e-324, 1e-300, 1e300, 1.7976931348623157e308, math.inf]
@@ -97,13 +96,7 @@ def _bad_rows(rng: random.Random) -> tuple[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--extension", help="a build of coordbench.graph.metrics._kernels to load instead")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--count", type=int, default=2_000)
-    args = parser.parse_args(argv)
-    if args.extension:
-        load_extension(args.extension, NAME)
+    args = fuzz_arguments(__doc__, NAME, 2_000, argv)
     from coordbench.graph.metrics import centrality, kernels, paths, structure
 
     native = sys.modules[NAME]

@@ -35,6 +35,21 @@ def load_extension(path: str, name: str = "coordbench.otlp._scan") -> None:
     sys.modules[name] = module
 
 
+def fuzz_arguments(description: str | None, name: str, count: int, argv: list[str] | None = None) -> argparse.Namespace:
+    """A fuzz harness's command line (``--extension PATH --seed N --count N``); the build named is loaded as ``name``.
+
+    ``count``: the default ``--count``; ``argv``: the arguments (default: the process's).
+    """
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--extension", help=f"a build of {name} to load instead of the installed one")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--count", type=int, default=count)
+    args = parser.parse_args(argv)
+    if args.extension:
+        load_extension(args.extension, name)
+    return args
+
+
 def _varint(value: int) -> bytes:
     out = bytearray()
     while True:
@@ -158,13 +173,7 @@ def run(seed: int, count: int) -> dict[str, int]:
 
 def main() -> None:
     """Command line: see the module docstring."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--extension", help="a build of coordbench.otlp._scan to load instead of the installed one")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--count", type=int, default=100_000)
-    args = parser.parse_args()
-    if args.extension:
-        load_extension(args.extension)
+    args = fuzz_arguments(__doc__.splitlines()[0] if __doc__ else None, "coordbench.otlp._scan", 100_000)
     counts = run(args.seed, args.count)
     extension = sys.modules["coordbench.otlp._scan"].__file__
     print(json.dumps({"extension": extension, "counts": counts}))

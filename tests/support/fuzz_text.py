@@ -15,14 +15,13 @@ that ran and the outcome counts; exits non-zero on the first difference.
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import struct
 import sys
 from typing import Any
 
-from support.fuzz_scan import load_extension
+from support.fuzz_scan import fuzz_arguments
 
 NAME = "coordbench.evals._text"
 PIECES = [
@@ -81,13 +80,7 @@ def _refused(rng: random.Random, native: Any) -> tuple[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--extension", help="a build of coordbench.evals._text to load instead")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--count", type=int, default=2_000)
-    args = parser.parse_args(argv)
-    if args.extension:
-        load_extension(args.extension, NAME)
+    args = fuzz_arguments(__doc__, NAME, 2_000, argv)
     from coordbench.evals import evidence, textcache, textsim
 
     native = sys.modules[NAME]
